@@ -1,0 +1,20 @@
+// Compute-kernel arguments (api/compute/common.h).
+#pragma once
+
+#include <cstdint>
+
+#include "api/compile_time_args.h"
+#include "ttsim/common.h"
+
+template <typename T>
+FORCE_INLINE T get_arg_val(int arg_idx) {
+    static_assert(sizeof(T) == 4, "runtime arguments are 32-bit");
+    uint32_t v = TTSIM->arg(arg_idx);
+    return *reinterpret_cast<T*>(&v);
+}
+template <typename T>
+FORCE_INLINE T get_common_arg_val(int arg_idx) {
+    static_assert(sizeof(T) == 4, "runtime arguments are 32-bit");
+    uint32_t v = TTSIM->common_arg(arg_idx);
+    return *reinterpret_cast<T*>(&v);
+}

@@ -1,0 +1,18 @@
+// exp on the vector unit (SFPU), in place on a DST tile (api/compute/eltwise_unary/exp.h).
+#pragma once
+
+#include "api/compute/compute_kernel_hw_startup.h"
+
+enum class InputClamping : uint8_t { ClampToNegative = 1, None = 0 };
+
+template <bool approx = false, bool fast_and_approx = false, uint32_t scale = 0x3F800000>
+ALWI void exp_tile_init() {
+    TTSIM->sfpu_init(ttsim::SfpuOp::Exp);
+}
+// exp(x), or exp(scale * x) with scale_en (scale given as bf16 bits).
+template <bool approx = false, bool scale_en = false, InputClamping input_clamping = InputClamping::ClampToNegative,
+          int iterations = 8, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint16_t scale = p_sfpu::kCONST_1_FP16B) {
+    (void)vector_mode;
+    TTSIM->sfpu_unary(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0);
+}

@@ -1,0 +1,9 @@
+// rsqrt on the vector unit (SFPU), in place on a DST tile (api/compute/eltwise_unary/rsqrt.h).
+#pragma once
+
+#include "api/compute/compute_kernel_hw_startup.h"
+
+template <bool legacy_compat = false, bool FAST_APPROX = false>
+ALWI void rsqrt_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::Rsqrt); }
+template <bool legacy_compat = false, bool FAST_APPROX = false>
+ALWI void rsqrt_tile(uint32_t idst) { TTSIM->sfpu_unary(ttsim::SfpuOp::Rsqrt, idst, 0, 0); }

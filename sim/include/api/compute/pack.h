@@ -1,0 +1,20 @@
+// The packer (api/compute/pack.h): DST tile -> circular buffer, converting to the CB's format.
+#pragma once
+
+#include "api/compute/common.h"
+
+ALWI void pack_init(std::uint32_t ocb, std::uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    TTSIM->pack_reconfig(ocb);
+}
+// With out_of_order_output the tile goes to output_tile_index of the reserved pages; otherwise to
+// the next page after the ones already packed since the last cb_push_back.
+template <bool out_of_order_output = false>
+ALWI void pack_tile(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t output_tile_index = 0) {
+    TTSIM->pack_tile(ifrom_dst, icb, output_tile_index, out_of_order_output);
+}
+ALWI void pack_block(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t ntiles) {
+    for (std::uint32_t i = 0; i < ntiles; ++i) {
+        TTSIM->pack_tile(ifrom_dst + i, icb, 0, false);
+    }
+}

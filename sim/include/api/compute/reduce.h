@@ -1,0 +1,25 @@
+// Reductions on the FPU (api/compute/reduce.h). The result of REDUCE_ROW lands in column 0 of the
+// DST tile, REDUCE_COL in row 0, REDUCE_SCALAR in element [0][0]; the value is multiplied by the
+// scaler tile's element [0][0] and accumulated into what DST already holds (SUM adds, MAX takes the
+// maximum), so several reduce_tile calls into one DST tile reduce across tiles.
+#pragma once
+
+#include "api/compute/compute_kernel_hw_startup.h"
+
+template <PoolType reduce_type, ReduceDim reduce_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void reduce_init(std::uint32_t icb, std::uint32_t icb_scaler, std::uint32_t ocb,
+                      std::uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    (void)ocb;
+    TTSIM->fpu_init(ttsim::FpuOp::Reduce, ttsim::Bcast::None, icb, icb_scaler,
+                    uint32_t(reduce_type) | (uint32_t(reduce_dim) << 4));
+}
+ALWI void reduce_uninit(std::uint32_t icb = 0) {
+    (void)icb;
+    TTSIM->fpu_init(ttsim::FpuOp::None, ttsim::Bcast::None, -1, -1, 0);
+}
+template <PoolType reduce_type, ReduceDim reduce_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void reduce_tile(std::uint32_t icb, std::uint32_t icb_scaler, std::uint32_t itile, std::uint32_t itile_scaler,
+                      std::uint32_t idst) {
+    TTSIM->reduce_tile(reduce_type, reduce_dim, icb, icb_scaler, itile, itile_scaler, idst);
+}

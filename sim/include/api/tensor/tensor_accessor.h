@@ -1,0 +1,29 @@
+// TensorAccessor for interleaved DRAM tensors: page i lives in bank i % 12 at
+// bank_base + (i / 12) * aligned_page_size, which the simulator resolves to a NoC address.
+#pragma once
+
+#include <cstdint>
+
+#include "api/tensor/tensor_accessor_args.h"
+#include "ttsim/common.h"
+
+struct TensorAccessor {
+    uint32_t bank_base_address = 0;
+    uint32_t aligned_page_size = 0;
+
+    template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+    TensorAccessor(
+        const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>& args,
+        const uint32_t bank_base_address_in,
+        const uint32_t page_size_in = TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>::AlignedPageSize) :
+        bank_base_address(bank_base_address_in), aligned_page_size(page_size_in) {
+        (void)args;
+    }
+
+    std::uint64_t get_noc_addr(const uint32_t page_id, const uint32_t offset = 0, uint8_t noc = noc_index) const {
+        (void)noc;
+        return TTSIM->dram_page_noc_addr(bank_base_address, page_id, aligned_page_size, offset);
+    }
+    uint32_t get_aligned_page_size() const { return aligned_page_size; }
+    uint32_t page_size() const { return aligned_page_size; }
+};

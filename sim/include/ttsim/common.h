@@ -1,0 +1,83 @@
+// Definitions shared by the simulator's kernel headers: the macros, enums and constants that the
+// TT-Metalium kernel API headers make visible to kernels, with the same names and values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ttsim/kernel_api.h"
+
+#ifndef FORCE_INLINE
+#define FORCE_INLINE inline __attribute__((always_inline))
+#endif
+#ifndef ALWI
+#define ALWI inline __attribute__((always_inline))
+#endif
+#ifndef tt_l1_ptr
+#define tt_l1_ptr
+#endif
+
+// A compute kernel runs its unpack, math and pack parts in one simulator fiber, so all three
+// thread-selection macros keep their argument.
+#ifndef MATH
+#define MATH(x) x
+#define PACK(x) x
+#define UNPACK(x) x
+#endif
+
+#ifndef NOC_INDEX
+#define NOC_INDEX 0
+#endif
+constexpr uint8_t noc_index = NOC_INDEX;
+
+#ifndef DST_ACCUM_MODE
+#define DST_ACCUM_MODE false
+#endif
+#ifndef MATH_FIDELITY
+#define MATH_FIDELITY 2
+#endif
+#ifndef APPROX
+#define APPROX false
+#endif
+
+namespace tt {
+enum CBIndex : uint8_t {
+    c_0 = 0, c_1, c_2, c_3, c_4, c_5, c_6, c_7, c_8, c_9, c_10, c_11, c_12, c_13, c_14, c_15,
+    c_16, c_17, c_18, c_19, c_20, c_21, c_22, c_23, c_24, c_25, c_26, c_27, c_28, c_29, c_30, c_31,
+    SIZE = 32
+};
+}  // namespace tt
+
+enum class DataFormat : uint8_t {
+    Float32 = 0,
+    Float16 = 1,
+    Bfp8 = 2,
+    Bfp4 = 3,
+    Tf32 = 4,
+    Float16_b = 5,
+    Bfp8_b = 6,
+    Bfp4_b = 7,
+    Int32 = 8,
+    UInt16 = 9,
+    Lf8 = 10,
+    Bfp2 = 11,
+    Int8 = 14,
+    Bfp2_b = 15,
+    UInt32 = 24,
+    UInt8 = 30,
+    Invalid = 0xff
+};
+
+enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
+enum PoolType { SUM, AVG, MAX, MIN };
+enum ReduceDim { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
+enum class BroadcastType : uint8_t { NONE = 0x0, COL = 0x1, ROW = 0x2, SCALAR = 0x3 };
+
+namespace p_sfpu {
+constexpr uint16_t kCONST_1_FP16B = 0x3F80;
+}
+
+namespace ttsim::detail {
+// Dataflow kernels address their own L1 by raw 32-bit pointers, as on the device.
+inline uint32_t l1_addr_of(const volatile void* p) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)); }
+}  // namespace ttsim::detail

@@ -1,0 +1,130 @@
+// The one interface between a kernel compiled for the simulator and the simulator itself.
+//
+// Kernel headers at the real TT-Metalium include paths (api/dataflow/dataflow_api.h, api/compute/...)
+// implement each API function as a call through this table. The simulator hands the table to every
+// kernel shared object it loads (ttsim_bind), so a kernel .so has no link-time dependency on the
+// simulator library, and the same source compiles unchanged for the device.
+#pragma once
+
+#include <cstdint>
+
+namespace ttsim {
+
+// Which family of FPU operation the unpacker/math engine is configured for (set by the *_init calls).
+enum class FpuOp : uint32_t { None = 0, Copy, Add, Sub, Mul, Matmul, Reduce, Transpose };
+// tt-metal's BroadcastType numbering.
+enum class Bcast : uint32_t { None = 0, Col = 1, Row = 2, Scalar = 3 };
+enum class SfpuOp : uint32_t {
+    Exp = 0,
+    Recip,
+    Sqrt,
+    Rsqrt,
+    Sigmoid,
+    Silu,
+    Softplus,
+    Negative,
+    AddScalar,
+    SubScalar,
+    MulScalar,
+    DivScalar,
+    RsubScalar,
+    Fill,
+    Max,
+    Min,
+    AddBinary,
+    SubBinary,
+    MulBinary,
+    DivBinary,
+    Mask,
+    Relu,
+    Log,
+    Abs,
+    Square,
+    Count
+};
+
+class KernelApi {
+public:
+    virtual ~KernelApi() = default;
+
+    // ---- arguments
+    virtual uint32_t arg(int index) = 0;
+    virtual uint32_t common_arg(int index) = 0;
+    virtual uint32_t arg_address(int index, bool common) = 0;  // L1 address of an arg (get_arg_addr)
+
+    // ---- circular buffers (both kinds of RISC)
+    virtual void cb_reserve_back(int cb, int pages) = 0;
+    virtual void cb_push_back(int cb, int pages) = 0;
+    virtual void cb_wait_front(int cb, int pages) = 0;
+    virtual void cb_pop_front(int cb, int pages) = 0;
+    virtual bool cb_pages_reservable(int cb, int pages) = 0;
+    virtual bool cb_pages_available(int cb, int pages) = 0;
+    virtual uint32_t cb_write_ptr(int cb) = 0;
+    virtual uint32_t cb_read_ptr(int cb) = 0;
+    virtual uint32_t cb_page_size(int cb) = 0;
+    virtual uint32_t cb_data_format(int cb) = 0;
+
+    // ---- identity
+    virtual uint32_t my_noc_x() = 0;
+    virtual uint32_t my_noc_y() = 0;
+    virtual uint32_t my_logical_x() = 0;
+    virtual uint32_t my_logical_y() = 0;
+
+    // ---- NoC
+    virtual uint64_t dram_page_noc_addr(uint32_t bank_base, uint32_t page_id, uint32_t page_size, uint32_t offset) = 0;
+    virtual uint64_t worker_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t local_addr) = 0;
+    virtual uint64_t multicast_noc_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t local_addr) = 0;
+    virtual void noc_read(uint64_t src_noc_addr, uint32_t dst_local_addr, uint32_t size) = 0;
+    virtual void noc_write(uint32_t src_local_addr, uint64_t dst_noc_addr, uint32_t size) = 0;
+    virtual void noc_write_multicast(
+        uint32_t src_local_addr, uint64_t dst_mcast_addr, uint32_t size, uint32_t num_dests, bool include_self) = 0;
+    virtual void noc_read_barrier() = 0;
+    virtual void noc_write_barrier() = 0;
+    virtual void noc_writes_flushed() = 0;
+
+    // ---- semaphores (addresses are the kernel-visible L1 addresses of this core)
+    virtual uint32_t semaphore_addr(uint32_t id) = 0;
+    virtual void semaphore_wait(uint32_t local_addr, uint32_t value, bool at_least) = 0;
+    virtual void semaphore_set(uint32_t local_addr, uint32_t value) = 0;
+    virtual void semaphore_inc(uint64_t noc_addr, uint32_t incr) = 0;
+    virtual void semaphore_set_multicast(
+        uint32_t src_local_addr, uint64_t dst_mcast_addr, uint32_t num_dests, bool include_self) = 0;
+
+    // ---- compute: configuration
+    virtual void hw_startup(int cb_a, int cb_b, int cb_out) = 0;
+    virtual void unpack_reconfig(int cb_a, int cb_b) = 0;  // -1 leaves a source as it is
+    virtual void pack_reconfig(int cb_out) = 0;
+    virtual void fpu_init(FpuOp op, Bcast bcast, int cb_a, int cb_b, uint32_t flags) = 0;
+    virtual void sfpu_init(SfpuOp op) = 0;
+
+    // ---- compute: DST register protocol
+    virtual void regs_acquire() = 0;
+    virtual void regs_commit() = 0;
+    virtual void regs_wait() = 0;
+    virtual void regs_release() = 0;
+
+    // ---- compute: FPU
+    virtual void copy_tile(int cb, int tile, int dst) = 0;
+    virtual void binary_tiles(FpuOp op, Bcast bcast, int cb_a, int cb_b, int tile_a, int tile_b, int dst) = 0;
+    virtual void matmul_block(
+        int cb_a, int cb_b, int tile_a, int tile_b, int dst, int transpose, int ct, int rt, int kt) = 0;  // transpose -1: as configured by the init
+    virtual void reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) = 0;
+    virtual void transpose_tile(int cb, int tile, int dst) = 0;
+
+    // ---- compute: SFPU (operates on DST)
+    virtual void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) = 0;
+    virtual void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) = 0;
+
+    // ---- compute: packer
+    virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;
+
+    // ---- anything else: stop the run with a message naming the call
+    virtual void fail(const char* call, const char* message) = 0;
+};
+
+}  // namespace ttsim
+
+// Set by the simulator in every kernel shared object it loads (see kernel_shim.h).
+extern ttsim::KernelApi* ttsim_api;
+
+#define TTSIM ttsim_api

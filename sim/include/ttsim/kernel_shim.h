@@ -1,0 +1,12 @@
+// Force-included (-include) into every kernel translation unit the simulator compiles: the entry
+// points through which the simulator binds its API table and starts the kernel.
+#pragma once
+
+#include "ttsim/kernel_api.h"
+
+void kernel_main();
+
+ttsim::KernelApi* ttsim_api = nullptr;
+
+extern "C" __attribute__((visibility("default"))) void ttsim_bind(ttsim::KernelApi* api) { ttsim_api = api; }
+extern "C" __attribute__((visibility("default"))) void ttsim_kernel_entry() { kernel_main(); }

@@ -1,0 +1,495 @@
+// The compute half of the kernel API: the DST register protocol, the FPU (unpack -> math), the SFPU
+// and the packer, with the three TRISC pipelines timed separately.
+//
+// Numerics: DST holds fp32 values; without fp32_dest_acc_en every result written to DST is rounded
+// to bf16 (DST then holds Float16_b). FPU operands are what srcA/srcB hold (to_fpu_operand). SFPU
+// functions are evaluated in fp32 with the C library (the hardware's polynomial approximations are
+// not modelled; their error is below bf16 resolution for the accurate paths we use).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "scheduler.h"
+#include "timing.h"
+
+namespace ttsim {
+
+namespace {
+float bits_to_float(uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+}
+const char* fpu_op_name(FpuOp op) {
+    switch (op) {
+        case FpuOp::None: return "none";
+        case FpuOp::Copy: return "copy (copy_init)";
+        case FpuOp::Add: return "add (add_init / add_bcast_*_init)";
+        case FpuOp::Sub: return "sub (sub_init / sub_bcast_*_init)";
+        case FpuOp::Mul: return "mul (mul_init / mul_bcast_*_init)";
+        case FpuOp::Matmul: return "matmul (matmul_init / matmul_block_init)";
+        case FpuOp::Reduce: return "reduce (reduce_init)";
+        case FpuOp::Transpose: return "transpose (transpose_init)";
+    }
+    return "?";
+}
+const char* bcast_name(Bcast b) {
+    switch (b) {
+        case Bcast::None: return "none";
+        case Bcast::Col: return "cols";
+        case Bcast::Row: return "rows";
+        case Bcast::Scalar: return "scalar";
+    }
+    return "?";
+}
+}  // namespace
+
+ComputeState& Scheduler::compute_state(const char* what) {
+    Fiber& f = me();
+    if (!f.compute) raise(std::string(what) + ": compute API called from a data-movement kernel");
+    return *f.compute;
+}
+
+void Scheduler::require_dst_index(int dst, const char* what) {
+    Fiber& f = me();
+    // Half of DST per acquire (double-buffered between math and pack): 8 bf16 or 4 fp32 tiles.
+    int capacity = f.spec->fp32_dest ? 4 : 8;
+    if (dst < 0 || dst >= capacity) {
+        raise(std::string(what) + ": DST index " + std::to_string(dst) + " is past the " + std::to_string(capacity) +
+              " tiles a tile_regs_acquire provides" + (f.spec->fp32_dest ? " with fp32_dest_acc_en" : ""));
+    }
+}
+
+void Scheduler::require_math(const char* what) {
+    ComputeState& cs = compute_state(what);
+    if (!cs.started) raise(std::string(what) + ": compute_kernel_hw_startup was not called first");
+    if (cs.dst_state != ComputeState::Dst::Acquired) {
+        raise(std::string(what) + ": writes DST without holding it (call tile_regs_acquire first; tile_regs_commit hands DST to the packer)");
+    }
+}
+
+void Scheduler::require_fpu_init(FpuOp op, Bcast bcast, const char* what) {
+    ComputeState& cs = compute_state(what);
+    if (cs.fpu_op != op || cs.bcast != bcast) {
+        raise(std::string(what) + ": the FPU is configured for " + fpu_op_name(cs.fpu_op) + " (broadcast " +
+              bcast_name(cs.bcast) + "), not " + fpu_op_name(op) + " (broadcast " + bcast_name(bcast) +
+              "); call the matching *_init first");
+    }
+}
+
+const uint8_t* Scheduler::front_tile(int cb, int tile, const char* what) {
+    CircularBuffer& c = cb_of(cb, what);
+    if (tile < 0 || uint64_t(tile) >= c.fill()) {
+        raise(std::string(what) + ": tile " + std::to_string(tile) + " of CB " + std::to_string(cb) + " is not at the front (" +
+              std::to_string(c.fill()) + " pages available; cb_wait_front first)");
+    }
+    uint32_t slot = c.read_slot() + uint32_t(tile);
+    if (slot >= c.num_pages) {
+        raise(std::string(what) + ": tile " + std::to_string(tile) + " of CB " + std::to_string(cb) +
+              " would be read past the end of the CB (no wrap inside a block); make the CB's page count a multiple of the block size");
+    }
+    if (c.page_size < tile_bytes(c.format)) {
+        raise(std::string(what) + ": CB " + std::to_string(cb) + " pages of " + std::to_string(c.page_size) +
+              " bytes are smaller than a tile of its format");
+    }
+    return me().core->l1 + c.l1_offset + size_t(slot) * c.page_size;
+}
+
+void Scheduler::load_operand(int cb, int tile, float* out, bool fpu_operand, const char* what) {
+    const uint8_t* src = front_tile(cb, tile, what);
+    if (program_->timing_only) return;
+    DataFormat fmt = cb_of(cb, what).format;
+    unpack_tile(fmt, src, out);
+    if (fpu_operand && fmt == DataFormat::Float32) {
+        for (int i = 0; i < TILE_ELEMS; ++i) out[i] = to_fpu_operand(out[i]);
+    }
+}
+
+void Scheduler::finish_dst_write(int dst) {
+    Fiber& f = me();
+    if (f.spec->fp32_dest || program_->timing_only) return;
+    auto& t = f.compute->dst[dst];
+    for (float& v : t) v = round_to_bf16(v);
+}
+
+void Scheduler::charge_unpack(ComputeState& cs, int cb, int tiles) {
+    Fiber& f = me();
+    uint64_t bytes = uint64_t(tile_bytes(cb_of(cb, "unpack").format)) * tiles;
+    uint64_t cycles = (bytes + timing::kUnpackBytesPerCycle - 1) / timing::kUnpackBytesPerCycle;
+    cs.t_unpack += cycles;
+    f.busy += cycles;
+}
+
+void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
+    Fiber& f = me();
+    // Math consumes what the unpacker delivered: it starts no earlier than the unpack finished.
+    cs.t_math = std::max(cs.t_math, cs.t_unpack) + cycles;
+    if (fpu)
+        counters_.fpu_busy_cycles += cycles;
+    else
+        counters_.sfpu_busy_cycles += cycles;
+    f.clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
+    yield_if_ahead();
+}
+
+// ---------------------------------------------------------------- configuration
+
+void Scheduler::hw_startup(int cb_a, int cb_b, int cb_out) {
+    ComputeState& cs = compute_state("compute_kernel_hw_startup");
+    cb_of(cb_a, "compute_kernel_hw_startup");
+    cb_of(cb_b, "compute_kernel_hw_startup");
+    cb_of(cb_out, "compute_kernel_hw_startup");
+    cs.started = true;
+    cs.srca_cb = cb_a;
+    cs.srcb_cb = cb_b;
+    cs.pack_cb = cb_out;
+}
+
+void Scheduler::unpack_reconfig(int cb_a, int cb_b) {
+    ComputeState& cs = compute_state("reconfig_data_format");
+    if (cb_a >= 0) cs.srca_cb = (cb_of(cb_a, "reconfig_data_format"), cb_a);
+    if (cb_b >= 0) cs.srcb_cb = (cb_of(cb_b, "reconfig_data_format"), cb_b);
+}
+
+void Scheduler::pack_reconfig(int cb_out) {
+    ComputeState& cs = compute_state("pack_reconfig_data_format");
+    cb_of(cb_out, "pack_reconfig_data_format");
+    cs.pack_cb = cb_out;
+}
+
+void Scheduler::fpu_init(FpuOp op, Bcast bcast, int cb_a, int cb_b, uint32_t flags) {
+    ComputeState& cs = compute_state("*_init");
+    if (!cs.started && op != FpuOp::None) raise("FPU init: compute_kernel_hw_startup was not called first");
+    if (cb_a >= 0) cb_of(cb_a, "FPU init");
+    if (cb_b >= 0) cb_of(cb_b, "FPU init");
+    cs.fpu_op = op;
+    cs.bcast = bcast;
+    cs.fpu_flags = flags;
+    cs.init_cb_a = cb_a;
+    cs.init_cb_b = cb_b;
+    // An FPU init reprograms the unpacker, so the SFPU's own set-up stays but srcA/srcB follow the init.
+    me().busy += timing::kApiCallCycles;
+}
+
+void Scheduler::sfpu_init(SfpuOp op) {
+    ComputeState& cs = compute_state("SFPU init");
+    cs.sfpu_op = op;
+}
+
+// ---------------------------------------------------------------- DST protocol
+
+void Scheduler::regs_acquire() {
+    ComputeState& cs = compute_state("tile_regs_acquire");
+    if (cs.dst_state != ComputeState::Dst::Free) {
+        raise("tile_regs_acquire: DST is already held (each acquire needs commit, wait and release before the next)");
+    }
+    // Math gets the half of DST that the packer released two acquisitions ago.
+    uint64_t freed = cs.release_time[cs.acquisitions % 2];
+    if (freed > cs.t_math) {
+        me().stall += freed - cs.t_math;
+        cs.t_math = freed;
+    }
+    ++cs.acquisitions;
+    cs.dst_state = ComputeState::Dst::Acquired;
+}
+
+void Scheduler::regs_commit() {
+    ComputeState& cs = compute_state("tile_regs_commit");
+    if (cs.dst_state != ComputeState::Dst::Acquired) raise("tile_regs_commit: DST was not acquired");
+    cs.commit_time = cs.t_math;
+    cs.dst_state = ComputeState::Dst::Committed;
+}
+
+void Scheduler::regs_wait() {
+    ComputeState& cs = compute_state("tile_regs_wait");
+    if (cs.dst_state != ComputeState::Dst::Committed) {
+        raise("tile_regs_wait: math has not committed DST (call tile_regs_commit first)");
+    }
+    if (cs.commit_time > cs.t_pack) {
+        me().stall += cs.commit_time - cs.t_pack;
+        cs.t_pack = cs.commit_time;
+    }
+    cs.dst_state = ComputeState::Dst::Waited;
+}
+
+void Scheduler::regs_release() {
+    ComputeState& cs = compute_state("tile_regs_release");
+    if (cs.dst_state != ComputeState::Dst::Waited) {
+        raise("tile_regs_release: the packer does not hold DST (call tile_regs_wait first)");
+    }
+    cs.release_time[(cs.acquisitions - 1) % 2] = cs.t_pack;
+    // The packer clears the DST half it releases.
+    if (!program_->timing_only) {
+        for (auto& t : cs.dst) std::fill(t.begin(), t.end(), 0.0f);
+    }
+    cs.dst_state = ComputeState::Dst::Free;
+}
+
+// ---------------------------------------------------------------- FPU
+
+void Scheduler::copy_tile(int cb, int tile, int dst) {
+    ComputeState& cs = compute_state("copy_tile");
+    require_math("copy_tile");
+    require_dst_index(dst, "copy_tile");
+    require_fpu_init(FpuOp::Copy, Bcast::None, "copy_tile");
+    me().call = "copy_tile";
+    load_operand(cb, tile, cs.dst[dst].data(), /*fpu_operand=*/!me().spec->fp32_dest, "copy_tile");
+    finish_dst_write(dst);
+    charge_unpack(cs, cb, 1);
+    charge_math(cs, timing::kDatacopyTileCycles, true);
+}
+
+void Scheduler::binary_tiles(FpuOp op, Bcast bcast, int cb_a, int cb_b, int tile_a, int tile_b, int dst) {
+    static const char* names[] = {"?", "?", "add_tiles", "sub_tiles", "mul_tiles"};
+    const char* what = names[int(op) < 5 ? int(op) : 0];
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_dst_index(dst, what);
+    require_fpu_init(op, bcast, what);
+    me().call = what;
+    float a[TILE_ELEMS], b[TILE_ELEMS];
+    load_operand(cb_a, tile_a, a, true, what);
+    load_operand(cb_b, tile_b, b, true, what);
+    if (!program_->timing_only) {
+        auto& d = cs.dst[dst];
+        bool acc = cs.fpu_flags & (1u << 8);
+        for (int r = 0; r < TILE_DIM; ++r) {
+            for (int c = 0; c < TILE_DIM; ++c) {
+                float bv;
+                switch (bcast) {
+                    case Bcast::Col: bv = b[r * TILE_DIM]; break;
+                    case Bcast::Row: bv = b[c]; break;
+                    case Bcast::Scalar: bv = b[0]; break;
+                    default: bv = b[r * TILE_DIM + c];
+                }
+                float av = a[r * TILE_DIM + c];
+                float v = op == FpuOp::Add ? av + bv : op == FpuOp::Sub ? av - bv : av * bv;
+                d[r * TILE_DIM + c] = acc ? d[r * TILE_DIM + c] + v : v;
+            }
+        }
+        finish_dst_write(dst);
+    }
+    charge_unpack(cs, cb_a, 1);
+    charge_unpack(cs, cb_b, 1);
+    uint64_t phases = op == FpuOp::Mul ? uint64_t(fidelity_phases(me().spec->fidelity)) : 1;
+    charge_math(cs, timing::kEltwiseTileCyclesPerPhase * phases, true);
+}
+
+void Scheduler::matmul_block(int cb_a, int cb_b, int tile_a, int tile_b, int dst, int transpose, int ct, int rt,
+                             int kt) {
+    const char* what = "matmul_tiles/matmul_block";
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_fpu_init(FpuOp::Matmul, Bcast::None, what);
+    me().call = what;
+    if (ct <= 0 || rt <= 0 || kt <= 0) raise(std::string(what) + ": block dimensions must be positive");
+    require_dst_index(dst, what);
+    require_dst_index(dst + rt * ct - 1, what);
+    bool tr = transpose < 0 ? (cs.fpu_flags & 1u) : transpose != 0;
+    Fiber& f = me();
+    float a[TILE_ELEMS], b[TILE_ELEMS];
+    for (int r = 0; r < rt; ++r) {
+        load_operand(cb_a, tile_a + r * kt, a, true, what);
+        for (int c = 0; c < ct; ++c) {
+            load_operand(cb_b, tile_b + c, b, true, what);
+            if (!program_->timing_only) {
+                matmul_tile_acc(a, b, cs.dst[dst + r * ct + c].data(), f.spec->fidelity, tr);
+                finish_dst_write(dst + r * ct + c);
+            }
+        }
+    }
+    // The unpacker reuses in0 across the block's columns and in1 across its rows.
+    charge_unpack(cs, cb_a, rt);
+    charge_unpack(cs, cb_b, ct);
+    uint64_t tiles = uint64_t(rt) * ct;
+    counters_.matmul_tiles += tiles;
+    counters_.fpu_flops += tiles * 2ull * TILE_DIM * TILE_DIM * TILE_DIM;
+    charge_math(cs, tiles * timing::kMatmulTileCyclesPerPhase * fidelity_phases(f.spec->fidelity), true);
+}
+
+void Scheduler::reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) {
+    const char* what = "reduce_tile";
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_dst_index(dst, what);
+    require_fpu_init(FpuOp::Reduce, Bcast::None, what);
+    me().call = what;
+    if (cs.fpu_flags != (uint32_t(pool) | (uint32_t(dim) << 4))) {
+        raise("reduce_tile: its pool type / dimension differ from the ones reduce_init configured");
+    }
+    float x[TILE_ELEMS], s[TILE_ELEMS];
+    load_operand(cb, tile, x, true, what);
+    load_operand(cb_scaler, tile_scaler, s, true, what);
+    if (!program_->timing_only) {
+        auto& d = cs.dst[dst];
+        const float scale = s[0];
+        const bool is_max = pool == 2;  // PoolType::MAX
+        auto combine = [is_max](float acc, float v) { return is_max ? std::max(acc, v) : acc + v; };
+        if (dim == 0) {  // REDUCE_ROW: each row to column 0
+            for (int r = 0; r < TILE_DIM; ++r) {
+                float acc = is_max ? -INFINITY : 0.0f;
+                for (int c = 0; c < TILE_DIM; ++c) acc = combine(acc, x[r * TILE_DIM + c]);
+                d[r * TILE_DIM] = combine(d[r * TILE_DIM], acc * scale);
+            }
+        } else if (dim == 1) {  // REDUCE_COL: each column to row 0
+            for (int c = 0; c < TILE_DIM; ++c) {
+                float acc = is_max ? -INFINITY : 0.0f;
+                for (int r = 0; r < TILE_DIM; ++r) acc = combine(acc, x[r * TILE_DIM + c]);
+                d[c] = combine(d[c], acc * scale);
+            }
+        } else {  // REDUCE_SCALAR
+            float acc = is_max ? -INFINITY : 0.0f;
+            for (int i = 0; i < TILE_ELEMS; ++i) acc = combine(acc, x[i]);
+            d[0] = combine(d[0], acc * scale);
+        }
+        finish_dst_write(dst);
+    }
+    charge_unpack(cs, cb, 1);
+    charge_unpack(cs, cb_scaler, 1);
+    charge_math(cs, timing::kReduceTileCycles * (dim == 2 ? 2 : 1), true);
+}
+
+void Scheduler::transpose_tile(int cb, int tile, int dst) {
+    const char* what = "transpose_tile";
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_dst_index(dst, what);
+    require_fpu_init(FpuOp::Transpose, Bcast::None, what);
+    me().call = what;
+    float x[TILE_ELEMS];
+    load_operand(cb, tile, x, !me().spec->fp32_dest, what);
+    if (!program_->timing_only) {
+        auto& d = cs.dst[dst];
+        for (int r = 0; r < TILE_DIM; ++r)
+            for (int c = 0; c < TILE_DIM; ++c) d[c * TILE_DIM + r] = x[r * TILE_DIM + c];
+        finish_dst_write(dst);
+    }
+    charge_unpack(cs, cb, 1);
+    charge_math(cs, timing::kDatacopyTileCycles, true);
+}
+
+// ---------------------------------------------------------------- SFPU
+
+namespace {
+uint64_t sfpu_cost(SfpuOp op, bool approx) {
+    switch (op) {
+        case SfpuOp::Exp: return approx ? timing::kSfpuExpApproxTileCycles : timing::kSfpuExpTileCycles;
+        case SfpuOp::Recip:
+        case SfpuOp::DivScalar:
+        case SfpuOp::DivBinary: return timing::kSfpuRecipTileCycles;
+        case SfpuOp::Sqrt:
+        case SfpuOp::Rsqrt: return timing::kSfpuSqrtTileCycles;
+        case SfpuOp::Sigmoid:
+        case SfpuOp::Silu: return timing::kSfpuExpTileCycles + timing::kSfpuRecipTileCycles;
+        case SfpuOp::Softplus:
+        case SfpuOp::Log: return 2 * timing::kSfpuExpTileCycles;
+        default: return timing::kSfpuSimpleTileCycles;
+    }
+}
+}  // namespace
+
+void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
+    const char* what = "SFPU unary op";
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_dst_index(dst, what);
+    if (!cs.sfpu_op || *cs.sfpu_op != op) {
+        raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init (last SFPU init was " +
+              (cs.sfpu_op ? std::to_string(int(*cs.sfpu_op)) : std::string("none")) + ")");
+    }
+    if (!program_->timing_only) {
+        auto& d = cs.dst[dst];
+        const float a = bits_to_float(p0);
+        const float b = bits_to_float(p1);
+        for (float& v : d) {
+            switch (op) {
+                case SfpuOp::Exp: v = std::exp(v * a); break;
+                case SfpuOp::Recip: v = 1.0f / v; break;
+                case SfpuOp::Sqrt: v = std::sqrt(v); break;
+                case SfpuOp::Rsqrt: v = 1.0f / std::sqrt(v); break;
+                case SfpuOp::Sigmoid: v = 1.0f / (1.0f + std::exp(-v)); break;
+                case SfpuOp::Silu: v = v / (1.0f + std::exp(-v)); break;
+                case SfpuOp::Softplus: v = (a * v > b) ? v : std::log1p(std::exp(a * v)) / a; break;
+                case SfpuOp::Negative: v = -v; break;
+                case SfpuOp::AddScalar: v = v + a; break;
+                case SfpuOp::SubScalar: v = v - a; break;
+                case SfpuOp::MulScalar: v = v * a; break;
+                case SfpuOp::DivScalar: v = v / a; break;
+                case SfpuOp::RsubScalar: v = a - v; break;
+                case SfpuOp::Fill: v = a; break;
+                case SfpuOp::Relu: v = std::max(v, 0.0f); break;
+                case SfpuOp::Log: v = std::log(v); break;
+                case SfpuOp::Abs: v = std::fabs(v); break;
+                case SfpuOp::Square: v = v * v; break;
+                default: raise("SFPU op " + std::to_string(int(op)) + " is not a unary operation");
+            }
+        }
+        finish_dst_write(dst);
+    }
+    charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+}
+
+void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
+    const char* what = "SFPU binary op";
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_dst_index(dst_a, what);
+    require_dst_index(dst_b, what);
+    require_dst_index(dst_out, what);
+    if (!cs.sfpu_op || *cs.sfpu_op != op) {
+        raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init");
+    }
+    if (!program_->timing_only) {
+        auto& a = cs.dst[dst_a];
+        auto& b = cs.dst[dst_b];
+        auto& o = cs.dst[dst_out];
+        for (int i = 0; i < TILE_ELEMS; ++i) {
+            float x = a[i], y = b[i], r;
+            switch (op) {
+                case SfpuOp::Max: r = std::max(x, y); break;
+                case SfpuOp::Min: r = std::min(x, y); break;
+                case SfpuOp::AddBinary: r = x + y; break;
+                case SfpuOp::SubBinary: r = x - y; break;
+                case SfpuOp::MulBinary: r = x * y; break;
+                case SfpuOp::DivBinary: r = x / y; break;
+                case SfpuOp::Mask: r = y == 0.0f ? 0.0f : x; break;
+                default: raise("SFPU op " + std::to_string(int(op)) + " is not a binary operation");
+            }
+            o[i] = r;
+        }
+        finish_dst_write(dst_out);
+    }
+    charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+}
+
+// ---------------------------------------------------------------- packer
+
+void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
+    const char* what = "pack_tile";
+    ComputeState& cs = compute_state(what);
+    if (cs.dst_state != ComputeState::Dst::Waited) {
+        raise("pack_tile: the packer does not hold DST (tile_regs_commit, then tile_regs_wait, before packing)");
+    }
+    require_dst_index(dst, what);
+    CircularBuffer& c = cb_of(cb, what);
+    if (cs.pack_cb != cb && cb_of(cs.pack_cb, what).format != c.format) {
+        raise("pack_tile: CB " + std::to_string(cb) + " has a different data format from the packer's configuration (CB " +
+              std::to_string(cs.pack_cb) + "); call pack_reconfig_data_format first");
+    }
+    uint32_t index = out_of_order ? uint32_t(out_index) : c.pack_cursor++;
+    if (index >= c.reserved) {
+        raise("pack_tile: output tile " + std::to_string(index) + " of CB " + std::to_string(cb) + " is past the " +
+              std::to_string(c.reserved) + " pages reserved (cb_reserve_back first)");
+    }
+    uint32_t slot = c.write_slot() + index;
+    if (slot >= c.num_pages) raise("pack_tile: output tile would be written past the end of the CB");
+    if (!program_->timing_only) {
+        ttsim::pack_tile(c.format, cs.dst[dst].data(), me().core->l1 + c.l1_offset + size_t(slot) * c.page_size);
+    }
+    uint64_t cycles = (tile_bytes(c.format) + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle;
+    cs.t_pack += cycles;
+    me().busy += cycles;
+    me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
+}
+
+}  // namespace ttsim

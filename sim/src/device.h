@@ -1,0 +1,141 @@
+// The simulated Wormhole chip: DRAM banks, Tensix cores with their L1, and a program run on them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "numerics.h"
+
+namespace ttsim {
+
+constexpr int kGridX = 8, kGridY = 8;
+constexpr uint32_t kL1Bytes = 1499136;         // WORMHOLE.md: 1464 KiB usable L1 per core
+constexpr uint32_t kL1ReservedBytes = 1024;    // semaphores live here; CBs start above
+constexpr uint32_t kSemaphoreStride = 16;
+constexpr int kNumCircularBuffers = 32;
+constexpr int kDramBanks = 12;
+// NoC address encoding (as Wormhole's): 36 bits of local address, then 6 bits of x and 6 of y.
+constexpr int kNocAddrBits = 36;
+constexpr uint64_t kNocLocalMask = (uint64_t(1) << kNocAddrBits) - 1;
+// DRAM bank b answers at NoC x = kDramNocX0 + b, y = kDramNocY (outside the Tensix grid).
+constexpr uint32_t kDramNocX0 = 32, kDramNocY = 32;
+// Multicast addresses carry the end corner in the upper bits (our encoding; kernels only pass them on).
+constexpr int kMcastEndShift = 48;
+
+class SimError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class RoleKind : int { Riscv0 = 0, Riscv1 = 1, Compute = 2 };
+const char* role_name(RoleKind r);
+
+struct CoreXY {
+    int x = 0, y = 0;
+    bool operator<(const CoreXY& o) const { return y != o.y ? y < o.y : x < o.x; }
+    bool operator==(const CoreXY& o) const { return x == o.x && y == o.y; }
+};
+
+struct KernelSpec {
+    std::string so_path;
+    std::string name;
+    RoleKind role = RoleKind::Riscv0;
+    std::vector<CoreXY> cores;
+    std::map<CoreXY, std::vector<uint32_t>> runtime_args;
+    std::vector<uint32_t> common_args;
+    MathFidelity fidelity = MathFidelity::HiFi4;
+    bool fp32_dest = false;
+    bool approx = false;
+};
+
+struct CBSpec {
+    CoreXY core;
+    int index = 0;
+    DataFormat format = DataFormat::Float16_b;
+    uint32_t page_size = 0;
+    uint32_t num_pages = 0;
+    uint32_t l1_offset = 0;
+};
+
+struct SemaphoreSpec {
+    CoreXY core;
+    int id = 0;
+    uint32_t initial = 0;
+};
+
+struct ProgramSpec {
+    std::string name = "program";
+    std::vector<KernelSpec> kernels;
+    std::vector<CBSpec> cbs;
+    std::vector<SemaphoreSpec> semaphores;
+    bool timing_only = false;  // run control flow, CB traffic and costs; skip tile arithmetic
+};
+
+struct RoleStats {
+    RoleKind role;
+    std::string kernel;
+    uint64_t end_cycle = 0;     // the fiber's clock when it finished
+    uint64_t busy_cycles = 0;   // cycles spent on its own work
+    uint64_t stall_cycles = 0;  // cycles spent waiting for other fibers (CBs, semaphores, barriers)
+};
+
+struct CoreStats {
+    CoreXY core;
+    std::vector<RoleStats> roles;
+};
+
+struct Counters {
+    uint64_t matmul_tiles = 0;      // 32x32x32 tile matmuls
+    uint64_t fpu_flops = 0;         // useful FLOPs on the matrix unit (2 per multiply-add)
+    uint64_t fpu_busy_cycles = 0;
+    uint64_t sfpu_busy_cycles = 0;
+    uint64_t dram_read_bytes = 0;
+    uint64_t dram_write_bytes = 0;
+    uint64_t noc_bytes = 0;
+    uint64_t api_calls = 0;
+    uint64_t context_switches = 0;
+};
+
+struct RunResult {
+    uint64_t cycles = 0;
+    std::vector<CoreStats> cores;
+    Counters counters;
+};
+
+// DRAM: 12 banks; a buffer has the same base address in every bank, page i in bank i % 12.
+class Dram {
+public:
+    uint32_t allocate(uint64_t bytes_per_bank);
+    void free(uint32_t base);
+    // Checks that [offset, offset + size) lies inside one live allocation of the bank.
+    uint8_t* at(int bank, uint64_t offset, uint32_t size, const char* what);
+    uint64_t bytes_in_use() const;
+    void clear();
+
+private:
+    std::map<uint32_t, uint64_t> allocations_;  // base -> bytes per bank
+    std::vector<uint8_t> banks_[kDramBanks];
+    uint32_t top_ = 0;
+    static constexpr uint32_t kBaseAddress = 0x10000;  // leave address 0 unused, as on hardware
+    static constexpr uint32_t kAlignment = 32;
+};
+
+class Scheduler;
+
+class Device {
+public:
+    Device();
+    ~Device();
+    Dram& dram() { return dram_; }
+    RunResult run(const ProgramSpec& program);
+
+private:
+    Dram dram_;
+    std::unique_ptr<Scheduler> scheduler_;
+};
+
+}  // namespace ttsim

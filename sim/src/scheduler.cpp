@@ -1,0 +1,698 @@
+// Program execution: set-up, the fiber scheduler, and the data-movement half of the kernel API.
+// The compute half (DST, FPU, SFPU, packer) is in compute.cpp.
+#include "scheduler.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "timing.h"
+
+namespace ttsim {
+
+namespace {
+constexpr size_t kFiberStackBytes = 1 << 20;
+// A fiber may run this many cycles past the slowest runnable fiber before it yields, which keeps
+// the order of events close to time order without a context switch per API call.
+constexpr uint64_t kQuantumCycles = 2000;
+constexpr uint32_t kL1Stride = kL1Bytes + 4096 * 4;  // guard gap between cores' L1
+
+uint32_t noc_x_of(uint64_t a) { return uint32_t((a >> kNocAddrBits) & 0x3f); }
+uint32_t noc_y_of(uint64_t a) { return uint32_t((a >> (kNocAddrBits + 6)) & 0x3f); }
+uint64_t noc_local_of(uint64_t a) { return a & kNocLocalMask; }
+uint64_t encode_noc(uint32_t x, uint32_t y, uint64_t local) {
+    return (uint64_t(y) << (kNocAddrBits + 6)) | (uint64_t(x) << kNocAddrBits) | (local & kNocLocalMask);
+}
+bool is_dram_coord(uint32_t x, uint32_t y) { return y == kDramNocY && x >= kDramNocX0 && x < kDramNocX0 + kDramBanks; }
+}  // namespace
+
+const char* role_name(RoleKind r) {
+    switch (r) {
+        case RoleKind::Riscv0: return "riscv_0";
+        case RoleKind::Riscv1: return "riscv_1";
+        case RoleKind::Compute: return "compute";
+    }
+    return "?";
+}
+
+Scheduler::Scheduler(Dram& dram) : dram_(dram) {
+    // All cores' L1 in one mapping below 2 GiB: kernels hold L1 addresses in 32-bit integers and
+    // dereference them, exactly as on the device.
+    size_t bytes = size_t(kL1Stride) * cores_.size();
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (p == MAP_FAILED) throw SimError("cannot map simulated L1 below 4 GiB");
+    l1_arena_ = static_cast<uint8_t*>(p);
+    for (int y = 0; y < kGridY; ++y) {
+        for (int x = 0; x < kGridX; ++x) {
+            Core& c = cores_[y * kGridX + x];
+            c.xy = {x, y};
+            c.l1 = l1_arena_ + size_t(kL1Stride) * (y * kGridX + x);
+            c.l1_base = uint32_t(reinterpret_cast<uintptr_t>(c.l1));
+        }
+    }
+}
+
+Scheduler::~Scheduler() {
+    munmap(l1_arena_, size_t(kL1Stride) * cores_.size());
+    for (char* s : stack_pool_) munmap(s, kFiberStackBytes);
+    for (auto& [path, m] : modules_) {
+        if (m.handle) dlclose(m.handle);
+    }
+}
+
+KernelModule* Scheduler::load_module(const std::string& path) {
+    auto it = modules_.find(path);
+    if (it != modules_.end()) return &it->second;
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) throw SimError("cannot load kernel " + path + ": " + dlerror());
+    auto bind = reinterpret_cast<void (*)(KernelApi*)>(dlsym(h, "ttsim_bind"));
+    auto entry = reinterpret_cast<void (*)()>(dlsym(h, "ttsim_kernel_entry"));
+    if (!bind || !entry) {
+        dlclose(h);
+        throw SimError("kernel " + path + " was not built by the simulator JIT (no ttsim_bind/ttsim_kernel_entry)");
+    }
+    bind(this);
+    KernelModule m{h, entry};
+    return &(modules_[path] = m);
+}
+
+void Scheduler::setup(const ProgramSpec& program) {
+    program_ = &program;
+    error_.reset();
+    counters_ = Counters{};
+    fibers_.clear();
+    for (Core& c : cores_) {
+        c.active = false;
+        c.cbs = {};
+        c.sem_time.clear();
+    }
+    for (const CBSpec& cb : program.cbs) {
+        if (cb.core.x < 0 || cb.core.x >= kGridX || cb.core.y < 0 || cb.core.y >= kGridY)
+            throw SimError("circular buffer on core outside the grid");
+        if (cb.index < 0 || cb.index >= kNumCircularBuffers)
+            throw SimError("circular buffer index " + std::to_string(cb.index) + " out of range");
+        if (cb.num_pages == 0 || cb.page_size == 0) throw SimError("circular buffer with no pages");
+        uint64_t end = uint64_t(cb.l1_offset) + uint64_t(cb.page_size) * cb.num_pages;
+        if (cb.l1_offset < kL1ReservedBytes || end > kL1Bytes) {
+            throw SimError("L1 overflow: circular buffer " + std::to_string(cb.index) + " on core (" +
+                           std::to_string(cb.core.x) + "," + std::to_string(cb.core.y) + ") spans [" +
+                           std::to_string(cb.l1_offset) + ", " + std::to_string(end) + ") but L1 holds " +
+                           std::to_string(kL1Bytes) + " bytes");
+        }
+        CircularBuffer& c = cores_[cb.core.y * kGridX + cb.core.x].cbs[cb.index];
+        c.configured = true;
+        c.format = cb.format;
+        c.page_size = cb.page_size;
+        c.num_pages = cb.num_pages;
+        c.l1_offset = cb.l1_offset;
+        c.push_time.assign(cb.num_pages, 0);
+        c.pop_time.assign(cb.num_pages, 0);
+    }
+    // Deterministic L1 contents at start: zero what the program uses.
+    std::vector<bool> used(cores_.size(), false);
+    for (const KernelSpec& k : program.kernels)
+        for (const CoreXY& c : k.cores) used[c.y * kGridX + c.x] = true;
+    for (size_t i = 0; i < cores_.size(); ++i) {
+        if (used[i]) {
+            std::memset(cores_[i].l1, 0, kL1Bytes);
+            cores_[i].active = true;
+        }
+    }
+    for (const SemaphoreSpec& s : program.semaphores) {
+        if (s.id < 0 || uint32_t(s.id) * kSemaphoreStride >= kL1ReservedBytes) throw SimError("semaphore id out of range");
+        Core& c = cores_[s.core.y * kGridX + s.core.x];
+        std::memcpy(c.l1 + s.id * kSemaphoreStride, &s.initial, 4);
+    }
+    int id = 0;
+    for (const KernelSpec& k : program.kernels) {
+        KernelModule* m = load_module(k.so_path);
+        for (const CoreXY& xy : k.cores) {
+            auto f = std::make_unique<Fiber>();
+            f->id = id++;
+            f->core = &cores_[xy.y * kGridX + xy.x];
+            f->spec = &k;
+            f->module = m;
+            auto a = k.runtime_args.find(xy);
+            static const std::vector<uint32_t> kNoArgs;
+            f->args = a == k.runtime_args.end() ? &kNoArgs : &a->second;
+            if (k.role == RoleKind::Compute) f->compute = std::make_unique<ComputeState>();
+            if (stack_pool_.size() < size_t(id)) {
+                void* s = mmap(nullptr, kFiberStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (s == MAP_FAILED) throw SimError("cannot allocate a fiber stack");
+                stack_pool_.push_back(static_cast<char*>(s));
+            }
+            f->stack = stack_pool_[id - 1];
+            getcontext(&f->ctx);
+            f->ctx.uc_stack.ss_sp = f->stack;
+            f->ctx.uc_stack.ss_size = kFiberStackBytes;
+            f->ctx.uc_link = &main_ctx_;
+            uintptr_t self = reinterpret_cast<uintptr_t>(this);
+            makecontext(&f->ctx, reinterpret_cast<void (*)()>(&Scheduler::fiber_trampoline), 2,
+                        unsigned(self & 0xffffffffu), unsigned(self >> 32));
+            fibers_.push_back(std::move(f));
+        }
+    }
+}
+
+void Scheduler::fiber_trampoline(unsigned lo, unsigned hi) {
+    auto* self = reinterpret_cast<Scheduler*>((uintptr_t(hi) << 32) | lo);
+    Fiber& f = *self->current_;
+    try {
+        f.module->entry();
+        if (f.compute && f.compute->dst_state != ComputeState::Dst::Free) {
+            self->fail("kernel_main", "returned while still holding the DST registers (missing tile_regs_release)");
+        }
+        f.state = FiberState::Done;
+    } catch (const std::exception& e) {
+        self->fail(f.call, e.what());
+    }
+    // returning resumes main_ctx_ through uc_link
+}
+
+RunResult Scheduler::run(const ProgramSpec& program) {
+    setup(program);
+    schedule();
+    RunResult r;
+    r.counters = counters_;
+    std::map<CoreXY, CoreStats> per_core;
+    for (auto& f : fibers_) {
+        CoreStats& cs = per_core[f->core->xy];
+        cs.core = f->core->xy;
+        RoleStats rs;
+        rs.role = f->spec->role;
+        rs.kernel = f->spec->name;
+        rs.end_cycle = f->clock;
+        rs.busy_cycles = f->busy;
+        rs.stall_cycles = f->stall;
+        cs.roles.push_back(rs);
+        r.cycles = std::max(r.cycles, f->clock);
+    }
+    for (auto& [xy, cs] : per_core) r.cores.push_back(cs);
+    fibers_.clear();
+    program_ = nullptr;
+    return r;
+}
+
+void Scheduler::schedule() {
+    for (;;) {
+        // Wake every blocked fiber whose event has happened; it resumes no earlier than the event.
+        for (auto& f : fibers_) {
+            if (f->state != FiberState::Blocked) continue;
+            if (auto t = f->blocker()) {
+                f->state = FiberState::Ready;
+            }
+        }
+        Fiber* next = nullptr;
+        uint64_t second = std::numeric_limits<uint64_t>::max();
+        for (auto& f : fibers_) {
+            if (f->state != FiberState::Ready) continue;
+            if (!next || f->clock < next->clock) {
+                if (next) second = std::min(second, next->clock);
+                next = f.get();
+            } else {
+                second = std::min(second, f->clock);
+            }
+        }
+        if (!next) {
+            bool all_done = std::all_of(fibers_.begin(), fibers_.end(),
+                                        [](const auto& f) { return f->state == FiberState::Done; });
+            if (all_done) return;
+            throw SimError(deadlock_report());
+        }
+        horizon_ = second;
+        current_ = next;
+        ++counters_.context_switches;
+        swapcontext(&main_ctx_, &next->ctx);
+        current_ = nullptr;
+        if (error_) {
+            std::string msg = *error_;
+            error_.reset();
+            fibers_.clear();
+            throw SimError(msg);
+        }
+    }
+}
+
+std::string Scheduler::deadlock_report() const {
+    std::ostringstream os;
+    os << "deadlock in " << program_->name << ": no fiber can make progress\n";
+    std::vector<const Core*> involved;
+    for (const auto& f : fibers_) {
+        if (f->state != FiberState::Blocked) continue;
+        os << "  core (" << f->core->xy.x << "," << f->core->xy.y << ") " << role_name(f->spec->role) << " "
+           << f->spec->name << " at cycle " << f->clock << ": blocked in " << f->wait_desc << "\n";
+        if (std::find(involved.begin(), involved.end(), f->core) == involved.end()) involved.push_back(f->core);
+    }
+    os << "circular buffers on those cores (pages filled / capacity, pushed, popped):\n";
+    for (const Core* c : involved) {
+        os << "  core (" << c->xy.x << "," << c->xy.y << "):";
+        for (int i = 0; i < kNumCircularBuffers; ++i) {
+            const CircularBuffer& cb = c->cbs[i];
+            if (!cb.configured) continue;
+            os << " cb" << i << "=" << cb.fill() << "/" << cb.num_pages << " (pushed " << cb.pushed << ", popped "
+               << cb.popped << ")";
+        }
+        os << "\n";
+    }
+    return os.str();
+}
+
+void Scheduler::raise(const std::string& message) {
+    Fiber& f = me();
+    std::ostringstream os;
+    os << "core (" << f.core->xy.x << "," << f.core->xy.y << ") " << role_name(f.spec->role) << " kernel "
+       << f.spec->name << ": " << message;
+    error_ = os.str();
+    f.state = FiberState::Failed;
+    swapcontext(&f.ctx, &main_ctx_);
+    // never resumed
+    std::abort();
+}
+
+void Scheduler::fail(const char* call, const char* message) { raise(std::string(call) + ": " + message); }
+
+uint64_t Scheduler::block_until(std::function<std::optional<uint64_t>()> ready, std::string desc) {
+    Fiber& f = me();
+    for (;;) {
+        if (auto t = ready()) {
+            f.blocker = nullptr;
+            return *t;
+        }
+        f.state = FiberState::Blocked;
+        f.blocker = ready;
+        f.wait_desc = std::move(desc);
+        swapcontext(&f.ctx, &main_ctx_);
+    }
+}
+
+void Scheduler::advance(uint64_t cycles) {
+    Fiber& f = me();
+    f.clock += cycles;
+    f.busy += cycles;
+    yield_if_ahead();
+}
+
+void Scheduler::yield_if_ahead() {
+    Fiber& f = me();
+    if (f.clock > horizon_ && f.clock - horizon_ > kQuantumCycles) {
+        f.state = FiberState::Ready;
+        swapcontext(&f.ctx, &main_ctx_);
+    }
+}
+
+// ---------------------------------------------------------------- arguments
+
+uint32_t Scheduler::arg(int index) {
+    Fiber& f = me();
+    ++counters_.api_calls;
+    if (index < 0 || size_t(index) >= f.args->size()) {
+        raise("get_arg_val(" + std::to_string(index) + "): runtime arg index past the " +
+              std::to_string(f.args->size()) + " set for this core");
+    }
+    return (*f.args)[index];
+}
+
+uint32_t Scheduler::common_arg(int index) {
+    Fiber& f = me();
+    ++counters_.api_calls;
+    if (index < 0 || size_t(index) >= f.spec->common_args.size()) {
+        raise("get_common_arg_val(" + std::to_string(index) + "): common runtime arg index past the " +
+              std::to_string(f.spec->common_args.size()) + " set");
+    }
+    return f.spec->common_args[index];
+}
+
+uint32_t Scheduler::arg_address(int, bool) {
+    raise("get_arg_addr: runtime args do not live in simulated L1; use get_arg_val");
+}
+
+// ---------------------------------------------------------------- circular buffers
+
+CircularBuffer& Scheduler::cb_of(int cb, const char* what) {
+    if (cb < 0 || cb >= kNumCircularBuffers) {
+        raise(std::string(what) + ": circular buffer index " + std::to_string(cb) + " out of range 0..31");
+    }
+    CircularBuffer& c = me().core->cbs[cb];
+    if (!c.configured) {
+        raise(std::string(what) + ": circular buffer " + std::to_string(cb) + " is not configured on this core");
+    }
+    return c;
+}
+
+void Scheduler::cb_reserve_back(int cb, int pages) {
+    CircularBuffer& c = cb_of(cb, "cb_reserve_back");
+    ++counters_.api_calls;
+    if (pages <= 0 || uint32_t(pages) > c.num_pages) {
+        raise("cb_reserve_back(" + std::to_string(cb) + ", " + std::to_string(pages) + "): the CB holds " +
+              std::to_string(c.num_pages) + " pages");
+    }
+    if (c.write_slot() + uint32_t(pages) > c.num_pages) {
+        raise("cb_reserve_back(" + std::to_string(cb) + ", " + std::to_string(pages) + "): the block would run past the end of the " +
+              std::to_string(c.num_pages) + "-page CB at slot " + std::to_string(c.write_slot()) +
+              "; make the CB's page count a multiple of the block size");
+    }
+    uint64_t t = block_until(
+        [&c, pages]() -> std::optional<uint64_t> {
+            if (c.num_pages - c.fill() < uint64_t(pages)) return std::nullopt;
+            uint64_t last = c.pushed + pages - 1;  // the newest page we need room for
+            if (last < c.num_pages) return 0;      // that slot was never used
+            return c.pop_time[last % c.num_pages];
+        },
+        "cb_reserve_back(cb " + std::to_string(cb) + ", " + std::to_string(pages) + " pages)");
+    Fiber& f = me();
+    ComputeState* cs = f.compute.get();
+    uint64_t& clk = cs ? cs->t_pack : f.clock;
+    if (t > clk) {
+        f.stall += t - clk;
+        clk = t;
+    }
+    if (cs) f.clock = std::max({cs->t_unpack, cs->t_math, cs->t_pack});
+    c.reserved = std::max<uint32_t>(c.reserved, pages);
+    advance(timing::kApiCallCycles);
+}
+
+void Scheduler::cb_push_back(int cb, int pages) {
+    CircularBuffer& c = cb_of(cb, "cb_push_back");
+    ++counters_.api_calls;
+    if (pages <= 0 || c.fill() + pages > c.num_pages) {
+        raise("cb_push_back(" + std::to_string(cb) + ", " + std::to_string(pages) + "): pushing more pages than the CB has room for (" +
+              std::to_string(c.fill()) + " of " + std::to_string(c.num_pages) + " filled)");
+    }
+    Fiber& f = me();
+    uint64_t now = f.compute ? f.compute->t_pack : f.clock;
+    for (int i = 0; i < pages; ++i) c.push_time[(c.pushed + i) % c.num_pages] = now;
+    c.pushed += pages;
+    c.reserved = c.reserved > uint32_t(pages) ? c.reserved - pages : 0;
+    c.pack_cursor = 0;
+    advance(timing::kApiCallCycles);
+}
+
+void Scheduler::cb_wait_front(int cb, int pages) {
+    CircularBuffer& c = cb_of(cb, "cb_wait_front");
+    ++counters_.api_calls;
+    if (pages <= 0 || uint32_t(pages) > c.num_pages) {
+        raise("cb_wait_front(" + std::to_string(cb) + ", " + std::to_string(pages) + "): the CB holds " +
+              std::to_string(c.num_pages) + " pages, so this wait can never be satisfied");
+    }
+    uint64_t t = block_until(
+        [&c, pages]() -> std::optional<uint64_t> {
+            if (c.fill() < uint64_t(pages)) return std::nullopt;
+            return c.push_time[(c.popped + pages - 1) % c.num_pages];
+        },
+        "cb_wait_front(cb " + std::to_string(cb) + ", " + std::to_string(pages) + " pages)");
+    Fiber& f = me();
+    ComputeState* cs = f.compute.get();
+    uint64_t& clk = cs ? cs->t_unpack : f.clock;
+    if (t > clk) {
+        f.stall += t - clk;
+        clk = t;
+    }
+    if (cs) f.clock = std::max({cs->t_unpack, cs->t_math, cs->t_pack});
+    advance(timing::kApiCallCycles);
+}
+
+void Scheduler::cb_pop_front(int cb, int pages) {
+    CircularBuffer& c = cb_of(cb, "cb_pop_front");
+    ++counters_.api_calls;
+    if (pages <= 0 || c.fill() < uint64_t(pages)) {
+        raise("cb_pop_front(" + std::to_string(cb) + ", " + std::to_string(pages) + "): only " +
+              std::to_string(c.fill()) + " pages are in the CB");
+    }
+    Fiber& f = me();
+    // Math must be done with the pages before the unpacker frees them.
+    uint64_t now = f.compute ? std::max(f.compute->t_unpack, f.compute->t_math) : f.clock;
+    for (int i = 0; i < pages; ++i) c.pop_time[(c.popped + i) % c.num_pages] = now;
+    c.popped += pages;
+    advance(timing::kApiCallCycles);
+}
+
+bool Scheduler::cb_pages_reservable(int cb, int pages) {
+    CircularBuffer& c = cb_of(cb, "cb_pages_reservable_at_back");
+    return c.num_pages - c.fill() >= uint64_t(pages);
+}
+
+bool Scheduler::cb_pages_available(int cb, int pages) {
+    CircularBuffer& c = cb_of(cb, "cb_pages_available_at_front");
+    return c.fill() >= uint64_t(pages);
+}
+
+uint32_t Scheduler::cb_write_ptr(int cb) {
+    CircularBuffer& c = cb_of(cb, "get_write_ptr");
+    return me().core->l1_base + c.l1_offset + c.write_slot() * c.page_size;
+}
+
+uint32_t Scheduler::cb_read_ptr(int cb) {
+    CircularBuffer& c = cb_of(cb, "get_read_ptr");
+    return me().core->l1_base + c.l1_offset + c.read_slot() * c.page_size;
+}
+
+uint32_t Scheduler::cb_page_size(int cb) { return cb_of(cb, "get_tile_size").page_size; }
+uint32_t Scheduler::cb_data_format(int cb) { return uint32_t(cb_of(cb, "get_dataformat").format); }
+
+// ---------------------------------------------------------------- identity and addresses
+
+uint32_t Scheduler::my_noc_x() { return me().core->xy.x; }
+uint32_t Scheduler::my_noc_y() { return me().core->xy.y; }
+uint32_t Scheduler::my_logical_x() { return me().core->xy.x; }
+uint32_t Scheduler::my_logical_y() { return me().core->xy.y; }
+
+uint64_t Scheduler::dram_page_noc_addr(uint32_t bank_base, uint32_t page_id, uint32_t page_size, uint32_t offset) {
+    uint32_t bank = page_id % kDramBanks;
+    uint64_t local = uint64_t(bank_base) + uint64_t(page_id / kDramBanks) * page_size + offset;
+    return encode_noc(kDramNocX0 + bank, kDramNocY, local);
+}
+
+uint32_t Scheduler::l1_offset_of(uint32_t local_addr, uint32_t size, const char* what) {
+    Core& c = *me().core;
+    if (local_addr < c.l1_base || uint64_t(local_addr) + size > uint64_t(c.l1_base) + kL1Bytes) {
+        raise(std::string(what) + ": L1 address " + std::to_string(local_addr) + " (+" + std::to_string(size) +
+              " bytes) is outside this core's L1 [" + std::to_string(c.l1_base) + ", " +
+              std::to_string(uint64_t(c.l1_base) + kL1Bytes) + ")");
+    }
+    return local_addr - c.l1_base;
+}
+
+uint64_t Scheduler::worker_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t local_addr) {
+    if (is_dram_coord(noc_x, noc_y)) return encode_noc(noc_x, noc_y, local_addr);
+    // Every core has the same L1 layout, so an address of this core's L1 names the same offset anywhere.
+    return encode_noc(noc_x, noc_y, l1_offset_of(local_addr, 0, "get_noc_addr"));
+}
+
+uint64_t Scheduler::multicast_noc_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t local_addr) {
+    uint64_t a = encode_noc(x0, y0, l1_offset_of(local_addr, 0, "get_noc_multicast_addr"));
+    return a | (uint64_t(x1 & 0x3f) << kMcastEndShift) | (uint64_t(y1 & 0x3f) << (kMcastEndShift + 6));
+}
+
+Core& Scheduler::core_at(uint32_t noc_x, uint32_t noc_y, const char* what) {
+    if (noc_x >= uint32_t(kGridX) || noc_y >= uint32_t(kGridY)) {
+        raise(std::string(what) + ": NoC coordinate (" + std::to_string(noc_x) + "," + std::to_string(noc_y) +
+              ") is neither a Tensix core nor a DRAM bank");
+    }
+    return cores_[noc_y * kGridX + noc_x];
+}
+
+uint64_t Scheduler::noc_latency(uint32_t x, uint32_t y) const {
+    const CoreXY& me_xy = current_->core->xy;
+    uint32_t hops = uint32_t(std::abs(int(x) - me_xy.x) + std::abs(int(y) - me_xy.y));
+    return timing::kNocBaseLatency + timing::kNocCyclesPerHop * hops;
+}
+
+// ---------------------------------------------------------------- NoC transfers
+
+void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
+    ++counters_.api_calls;
+    uint32_t dst_off = l1_offset_of(dst_local, size, "noc_async_read (destination)");
+    uint32_t x = noc_x_of(src), y = noc_y_of(src);
+    const uint8_t* from;
+    uint64_t latency;
+    if (is_dram_coord(x, y)) {
+        try {
+            from = dram_.at(int(x - kDramNocX0), noc_local_of(src), size, "noc_async_read");
+        } catch (const SimError& e) {
+            raise(e.what());
+        }
+        counters_.dram_read_bytes += size;
+        latency = timing::kNocBaseLatency;
+    } else {
+        Core& c = core_at(x, y, "noc_async_read");
+        uint64_t off = noc_local_of(src);
+        if (off + size > kL1Bytes) raise("noc_async_read: source range past the end of L1 of core (" + std::to_string(x) + "," + std::to_string(y) + ")");
+        from = c.l1 + off;
+        latency = noc_latency(x, y);
+    }
+    std::memmove(me().core->l1 + dst_off, from, size);
+    counters_.noc_bytes += size;
+    Fiber& f = me();
+    uint64_t transfer = uint64_t(double(size) / timing::noc_bytes_per_cycle(size));
+    f.read_done = std::max(f.read_done, f.clock + latency + transfer);
+    advance(timing::kNocIssueCycles);
+}
+
+void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
+    ++counters_.api_calls;
+    uint32_t src_off = l1_offset_of(src_local, size, "noc_async_write (source)");
+    uint32_t x = noc_x_of(dst), y = noc_y_of(dst);
+    uint8_t* to;
+    uint64_t latency;
+    if (is_dram_coord(x, y)) {
+        try {
+            to = dram_.at(int(x - kDramNocX0), noc_local_of(dst), size, "noc_async_write");
+        } catch (const SimError& e) {
+            raise(e.what());
+        }
+        counters_.dram_write_bytes += size;
+        latency = timing::kNocBaseLatency;
+    } else {
+        Core& c = core_at(x, y, "noc_async_write");
+        uint64_t off = noc_local_of(dst);
+        if (off + size > kL1Bytes) raise("noc_async_write: destination range past the end of L1 of core (" + std::to_string(x) + "," + std::to_string(y) + ")");
+        to = c.l1 + off;
+        latency = noc_latency(x, y);
+        if (size == 4) c.sem_time[uint32_t(off)] = me().clock + latency;  // a remote semaphore set
+    }
+    std::memmove(to, me().core->l1 + src_off, size);
+    counters_.noc_bytes += size;
+    Fiber& f = me();
+    uint64_t transfer = uint64_t(double(size) / timing::noc_bytes_per_cycle(size));
+    f.write_done = std::max(f.write_done, f.clock + latency + transfer);
+    advance(timing::kNocIssueCycles);
+}
+
+std::vector<Core*> Scheduler::multicast_targets(uint64_t mcast, bool include_self, uint32_t num_dests,
+                                                const char* what) {
+    uint32_t x0 = noc_x_of(mcast), y0 = noc_y_of(mcast);
+    uint32_t x1 = uint32_t((mcast >> kMcastEndShift) & 0x3f), y1 = uint32_t((mcast >> (kMcastEndShift + 6)) & 0x3f);
+    if (x0 > x1 || y0 > y1 || x1 >= uint32_t(kGridX) || y1 >= uint32_t(kGridY)) {
+        raise(std::string(what) + ": multicast rectangle (" + std::to_string(x0) + "," + std::to_string(y0) + ")-(" +
+              std::to_string(x1) + "," + std::to_string(y1) + ") is not inside the Tensix grid");
+    }
+    std::vector<Core*> out;
+    Core* self = me().core;
+    for (uint32_t y = y0; y <= y1; ++y)
+        for (uint32_t x = x0; x <= x1; ++x) {
+            Core* c = &cores_[y * kGridX + x];
+            if (c == self && !include_self) continue;
+            out.push_back(c);
+        }
+    if (out.size() != num_dests) {
+        raise(std::string(what) + ": num_dests is " + std::to_string(num_dests) + " but the rectangle holds " +
+              std::to_string(out.size()) + " destination cores" + (include_self ? " (including this one)" : " (excluding this one)"));
+    }
+    return out;
+}
+
+void Scheduler::noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, uint32_t num_dests,
+                                    bool include_self) {
+    ++counters_.api_calls;
+    uint32_t src_off = l1_offset_of(src_local, size, "noc_async_write_multicast (source)");
+    uint64_t off = noc_local_of(mcast);
+    if (off + size > kL1Bytes) raise("noc_async_write_multicast: destination range past the end of L1");
+    uint64_t worst = 0;
+    for (Core* c : multicast_targets(mcast, include_self, num_dests, "noc_async_write_multicast")) {
+        if (c != me().core) std::memmove(c->l1 + off, me().core->l1 + src_off, size);
+        worst = std::max(worst, noc_latency(c->xy.x, c->xy.y));
+    }
+    counters_.noc_bytes += uint64_t(size) * num_dests;
+    Fiber& f = me();
+    uint64_t transfer = uint64_t(double(size) / timing::noc_bytes_per_cycle(size));
+    f.write_done = std::max(f.write_done, f.clock + worst + transfer);
+    advance(timing::kNocIssueCycles);
+}
+
+void Scheduler::noc_read_barrier() {
+    Fiber& f = me();
+    if (f.read_done > f.clock) {
+        f.stall += f.read_done - f.clock;
+        f.clock = f.read_done;
+    }
+    advance(timing::kApiCallCycles);
+}
+
+void Scheduler::noc_write_barrier() {
+    Fiber& f = me();
+    if (f.write_done > f.clock) {
+        f.stall += f.write_done - f.clock;
+        f.clock = f.write_done;
+    }
+    advance(timing::kApiCallCycles);
+}
+
+void Scheduler::noc_writes_flushed() { noc_write_barrier(); }
+
+// ---------------------------------------------------------------- semaphores
+
+uint32_t Scheduler::semaphore_addr(uint32_t id) {
+    if (id * kSemaphoreStride >= kL1ReservedBytes) raise("get_semaphore(" + std::to_string(id) + "): id out of range");
+    return me().core->l1_base + id * kSemaphoreStride;
+}
+
+void Scheduler::semaphore_wait(uint32_t local_addr, uint32_t value, bool at_least) {
+    ++counters_.api_calls;
+    uint32_t off = l1_offset_of(local_addr, 4, at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait");
+    Core* c = me().core;
+    auto* p = reinterpret_cast<volatile uint32_t*>(c->l1 + off);
+    uint64_t t = block_until(
+        [p, value, at_least, c, off]() -> std::optional<uint64_t> {
+            uint32_t v = *p;
+            if (at_least ? v >= value : v == value) {
+                auto it = c->sem_time.find(off);
+                return it == c->sem_time.end() ? 0 : it->second;
+            }
+            return std::nullopt;
+        },
+        std::string(at_least ? "noc_semaphore_wait_min" : "noc_semaphore_wait") + "(L1 offset " +
+            std::to_string(off) + ", until " + std::to_string(value) + ", now " + std::to_string(*p) + ")");
+    Fiber& f = me();
+    if (t > f.clock) {
+        f.stall += t - f.clock;
+        f.clock = t;
+    }
+    advance(timing::kApiCallCycles);
+}
+
+void Scheduler::semaphore_set(uint32_t local_addr, uint32_t value) {
+    ++counters_.api_calls;
+    uint32_t off = l1_offset_of(local_addr, 4, "noc_semaphore_set");
+    Core* c = me().core;
+    std::memcpy(c->l1 + off, &value, 4);
+    c->sem_time[off] = me().clock;
+    advance(timing::kApiCallCycles);
+}
+
+void Scheduler::semaphore_inc(uint64_t noc_addr, uint32_t incr) {
+    ++counters_.api_calls;
+    uint32_t x = noc_x_of(noc_addr), y = noc_y_of(noc_addr);
+    Core& c = core_at(x, y, "noc_semaphore_inc");
+    uint64_t off = noc_local_of(noc_addr);
+    if (off + 4 > kL1Bytes) raise("noc_semaphore_inc: address past the end of L1");
+    uint32_t v;
+    std::memcpy(&v, c.l1 + off, 4);
+    v += incr;
+    std::memcpy(c.l1 + off, &v, 4);
+    c.sem_time[uint32_t(off)] = std::max(c.sem_time[uint32_t(off)], me().clock + noc_latency(x, y));
+    advance(timing::kNocIssueCycles);
+}
+
+void Scheduler::semaphore_set_multicast(uint32_t src_local, uint64_t mcast, uint32_t num_dests, bool include_self) {
+    ++counters_.api_calls;
+    uint32_t src_off = l1_offset_of(src_local, 4, "noc_semaphore_set_multicast (source)");
+    uint64_t off = noc_local_of(mcast);
+    if (off + 4 > kL1Bytes) raise("noc_semaphore_set_multicast: destination past the end of L1");
+    for (Core* c : multicast_targets(mcast, include_self, num_dests, "noc_semaphore_set_multicast")) {
+        std::memmove(c->l1 + off, me().core->l1 + src_off, 4);
+        c->sem_time[uint32_t(off)] = me().clock + noc_latency(c->xy.x, c->xy.y);
+    }
+    advance(timing::kNocIssueCycles);
+}
+
+// ---------------------------------------------------------------- the device
+
+Device::Device() : scheduler_(std::make_unique<Scheduler>(dram_)) {}
+Device::~Device() = default;
+RunResult Device::run(const ProgramSpec& program) { return scheduler_->run(program); }
+
+}  // namespace ttsim

@@ -1,0 +1,195 @@
+// Execution of a program: per-core state, one cooperative fiber per kernel role per core, and a
+// deterministic discrete-event scheduler that always resumes the runnable fiber with the smallest
+// clock (ties broken by fiber id), so the same program gives the same bytes and cycles every run.
+#pragma once
+
+#include <ucontext.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device.h"
+#include "../include/ttsim/kernel_api.h"
+
+namespace ttsim {
+
+struct CircularBuffer {
+    bool configured = false;
+    DataFormat format = DataFormat::Float16_b;
+    uint32_t page_size = 0;
+    uint32_t num_pages = 0;
+    uint32_t l1_offset = 0;
+    uint64_t pushed = 0;    // pages pushed since the program started
+    uint64_t popped = 0;    // pages popped since the program started
+    uint32_t reserved = 0;  // pages the producer holds reserved
+    uint32_t pack_cursor = 0;
+    std::vector<uint64_t> push_time, pop_time;  // per slot: when its current page was pushed / last popped
+    uint32_t write_slot() const { return uint32_t(pushed % num_pages); }
+    uint32_t read_slot() const { return uint32_t(popped % num_pages); }
+    uint64_t fill() const { return pushed - popped; }
+};
+
+struct Core {
+    CoreXY xy;
+    uint8_t* l1 = nullptr;  // kL1Bytes, mapped below 4 GiB so a kernel can use L1 addresses as pointers
+    uint32_t l1_base = 0;   // the kernel-visible address of L1 offset 0
+    std::array<CircularBuffer, kNumCircularBuffers> cbs;
+    std::map<uint32_t, uint64_t> sem_time;  // L1 offset of a semaphore -> time of its last change
+    bool active = false;
+};
+
+struct KernelModule {
+    void* handle = nullptr;
+    void (*entry)() = nullptr;
+};
+
+enum class FiberState { Ready, Blocked, Done, Failed };
+
+// The three TRISC pipelines of a compute kernel, each with its own clock; DST is double-buffered
+// between math and pack.
+struct ComputeState {
+    std::array<std::array<float, TILE_ELEMS>, 16> dst{};
+    enum class Dst { Free, Acquired, Committed, Waited } dst_state = Dst::Free;
+    uint64_t t_unpack = 0, t_math = 0, t_pack = 0;
+    uint64_t commit_time = 0;
+    std::array<uint64_t, 2> release_time{};
+    uint64_t acquisitions = 0;
+    FpuOp fpu_op = FpuOp::None;
+    Bcast bcast = Bcast::None;
+    uint32_t fpu_flags = 0;
+    int init_cb_a = -1, init_cb_b = -1;
+    int srca_cb = -1, srcb_cb = -1, pack_cb = -1;
+    bool started = false;
+    std::optional<SfpuOp> sfpu_op;
+};
+
+struct Fiber {
+    int id = 0;
+    Core* core = nullptr;
+    const KernelSpec* spec = nullptr;
+    KernelModule* module = nullptr;
+    ucontext_t ctx{};
+    char* stack = nullptr;
+    uint64_t clock = 0;
+    FiberState state = FiberState::Ready;
+    std::function<std::optional<uint64_t>()> blocker;  // time the awaited event happened, once it has
+    std::string wait_desc;
+    uint64_t read_done = 0, write_done = 0;
+    uint64_t busy = 0, stall = 0;
+    const std::vector<uint32_t>* args = nullptr;
+    std::unique_ptr<ComputeState> compute;
+    const char* call = "";
+};
+
+class Scheduler final : public KernelApi {
+public:
+    Scheduler(Dram& dram);
+    ~Scheduler() override;
+    RunResult run(const ProgramSpec& program);
+
+    // ---- KernelApi
+    uint32_t arg(int index) override;
+    uint32_t common_arg(int index) override;
+    uint32_t arg_address(int index, bool common) override;
+    void cb_reserve_back(int cb, int pages) override;
+    void cb_push_back(int cb, int pages) override;
+    void cb_wait_front(int cb, int pages) override;
+    void cb_pop_front(int cb, int pages) override;
+    bool cb_pages_reservable(int cb, int pages) override;
+    bool cb_pages_available(int cb, int pages) override;
+    uint32_t cb_write_ptr(int cb) override;
+    uint32_t cb_read_ptr(int cb) override;
+    uint32_t cb_page_size(int cb) override;
+    uint32_t cb_data_format(int cb) override;
+    uint32_t my_noc_x() override;
+    uint32_t my_noc_y() override;
+    uint32_t my_logical_x() override;
+    uint32_t my_logical_y() override;
+    uint64_t dram_page_noc_addr(uint32_t bank_base, uint32_t page_id, uint32_t page_size, uint32_t offset) override;
+    uint64_t worker_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t local_addr) override;
+    uint64_t multicast_noc_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t local_addr) override;
+    void noc_read(uint64_t src_noc_addr, uint32_t dst_local_addr, uint32_t size) override;
+    void noc_write(uint32_t src_local_addr, uint64_t dst_noc_addr, uint32_t size) override;
+    void noc_write_multicast(uint32_t src_local_addr, uint64_t dst_mcast_addr, uint32_t size, uint32_t num_dests,
+                             bool include_self) override;
+    void noc_read_barrier() override;
+    void noc_write_barrier() override;
+    void noc_writes_flushed() override;
+    uint32_t semaphore_addr(uint32_t id) override;
+    void semaphore_wait(uint32_t local_addr, uint32_t value, bool at_least) override;
+    void semaphore_set(uint32_t local_addr, uint32_t value) override;
+    void semaphore_inc(uint64_t noc_addr, uint32_t incr) override;
+    void semaphore_set_multicast(uint32_t src_local_addr, uint64_t dst_mcast_addr, uint32_t num_dests,
+                                 bool include_self) override;
+    void hw_startup(int cb_a, int cb_b, int cb_out) override;
+    void unpack_reconfig(int cb_a, int cb_b) override;
+    void pack_reconfig(int cb_out) override;
+    void fpu_init(FpuOp op, Bcast bcast, int cb_a, int cb_b, uint32_t flags) override;
+    void sfpu_init(SfpuOp op) override;
+    void regs_acquire() override;
+    void regs_commit() override;
+    void regs_wait() override;
+    void regs_release() override;
+    void copy_tile(int cb, int tile, int dst) override;
+    void binary_tiles(FpuOp op, Bcast bcast, int cb_a, int cb_b, int tile_a, int tile_b, int dst) override;
+    void matmul_block(int cb_a, int cb_b, int tile_a, int tile_b, int dst, int transpose, int ct, int rt,
+                      int kt) override;
+    void reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) override;
+    void transpose_tile(int cb, int tile, int dst) override;
+    void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) override;
+    void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) override;
+    void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
+    void fail(const char* call, const char* message) override;
+
+    static void fiber_trampoline(unsigned lo, unsigned hi);
+
+private:
+    // set-up and the scheduling loop
+    void setup(const ProgramSpec& program);
+    KernelModule* load_module(const std::string& path);
+    void schedule();
+    [[noreturn]] void raise(const std::string& message);
+    std::string deadlock_report() const;
+    void yield_if_ahead();
+    uint64_t block_until(std::function<std::optional<uint64_t>()> ready, std::string desc);
+
+    // helpers
+    Fiber& me() { return *current_; }
+    Core& core_at(uint32_t noc_x, uint32_t noc_y, const char* what);
+    CircularBuffer& cb_of(int cb, const char* what);
+    uint32_t l1_offset_of(uint32_t local_addr, uint32_t size, const char* what);
+    void advance(uint64_t cycles);
+    ComputeState& compute_state(const char* what);
+    void require_dst_index(int dst, const char* what);
+    void require_math(const char* what);
+    const uint8_t* front_tile(int cb, int tile, const char* what);
+    void load_operand(int cb, int tile, float* out, bool fpu_operand, const char* what);
+    void finish_dst_write(int dst);
+    void require_fpu_init(FpuOp op, Bcast bcast, const char* what);
+    void charge_unpack(ComputeState& cs, int cb, int tiles);
+    void charge_math(ComputeState& cs, uint64_t cycles, bool fpu);
+    uint64_t noc_latency(uint32_t x, uint32_t y) const;
+    std::vector<Core*> multicast_targets(uint64_t mcast_addr, bool include_self, uint32_t num_dests,
+                                         const char* what);
+
+    Dram& dram_;
+    std::array<Core, kGridX * kGridY> cores_;
+    uint8_t* l1_arena_ = nullptr;
+    std::vector<std::unique_ptr<Fiber>> fibers_;
+    std::map<std::string, KernelModule> modules_;
+    const ProgramSpec* program_ = nullptr;
+    Fiber* current_ = nullptr;
+    ucontext_t main_ctx_{};
+    uint64_t horizon_ = 0;
+    std::optional<std::string> error_;
+    Counters counters_;
+    std::vector<char*> stack_pool_;
+};
+
+}  // namespace ttsim

@@ -1,0 +1,20 @@
+// Test writer: drains CB c_16 tile by tile into a DRAM tensor.
+//
+// Compile-time args: TensorAccessorArgs of the output at 0.
+// Runtime args: 0 output address, 1 first tile, 2 number of tiles.
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    constexpr uint32_t cb_out = tt::CBIndex::c_16;
+    const uint32_t addr = get_arg_val<uint32_t>(0);
+    const uint32_t first = get_arg_val<uint32_t>(1);
+    const uint32_t count = get_arg_val<uint32_t>(2);
+    constexpr auto args = TensorAccessorArgs<0>();
+    const auto out = TensorAccessor(args, addr, get_tile_size(cb_out));
+    for (uint32_t t = first; t < first + count; ++t) {
+        cb_wait_front(cb_out, 1);
+        noc_async_write_tile(t, out, get_read_ptr(cb_out));
+        noc_async_write_barrier();
+        cb_pop_front(cb_out, 1);
+    }
+}

@@ -1,0 +1,151 @@
+"""Kernel JIT for the simulator: compile a kernel source with the host g++ against the simulator's
+kernel headers (sim/include, at the real TT-Metalium include paths), the way tt-metal's JIT builds a
+kernel for a RISC-V core: compile-time args and defines on the command line, per-role defines.
+
+Builds are cached by a content hash of the source, every header it can include, the args, the
+defines, the compiler and its flags, so a second run compiles nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from loguru import logger
+
+from .program import ComputeConfig, Kernel, Role
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SIM_INCLUDE = REPO_ROOT / "sim" / "include"
+KERNELS_DIR = REPO_ROOT / "kernels"
+CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w")
+
+
+class KernelCompileError(RuntimeError):
+    """g++ rejected a kernel; the message carries the kernel path and the compiler's output."""
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TTPREFILL_JIT_CACHE")
+    path = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ttprefill" / "jit"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def compiler() -> tuple[str, str]:
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if not cxx:
+        raise KernelCompileError("no C++ compiler found (install g++ or set CXX)")
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+    return cxx, version
+
+
+@functools.lru_cache(maxsize=1)
+def _headers_digest() -> str:
+    """Hash of every simulator header: any change to the kernel API rebuilds every kernel."""
+    h = hashlib.sha256()
+    for p in sorted(SIM_INCLUDE.rglob("*.h")):
+        h.update(str(p.relative_to(SIM_INCLUDE)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _local_includes_digest(source: Path) -> str:
+    """Hash of the files next to the kernel (kernel-local helpers it may #include)."""
+    h = hashlib.sha256()
+    for p in sorted(source.parent.glob("*")):
+        if p.suffix in (".h", ".hpp", ".inc") and p.is_file():
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def role_defines(role: Role, config: ComputeConfig | None) -> dict[str, str]:
+    """The defines tt-metal's JIT sets per processor, plus the compute config as macros."""
+    if role is Role.COMPUTE:
+        assert config is not None
+        return {
+            "COMPILE_FOR_TRISC": "1",
+            "MATH_FIDELITY": str(int(config.math_fidelity)),
+            "DST_ACCUM_MODE": "true" if config.fp32_dest_acc_en else "false",
+            "APPROX": "true" if config.math_approx_mode else "false",
+        }
+    return {
+        "COMPILE_FOR_BRISC" if role is Role.RISCV_0 else "COMPILE_FOR_NCRISC": "1",
+        "NOC_INDEX": str(role.noc),
+    }
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    source: Path
+    role: Role
+    compile_time_args: tuple[int, ...]
+    defines: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, kernel: Kernel) -> "BuildRequest":
+        defines = dict(kernel.defines)
+        defines.update(role_defines(kernel.role, kernel.compute_config))
+        return cls(kernel.source.resolve(), kernel.role, tuple(int(a) for a in kernel.compile_time_args),
+                   tuple(sorted(defines.items())))
+
+    def command(self, output: Path) -> list[str]:
+        cxx, _ = compiler()
+        cmd = [cxx, *CXX_FLAGS, f"-I{SIM_INCLUDE}", f"-I{self.source.parent}",
+               "-include", "ttsim/kernel_shim.h"]
+        args = ",".join(str(a) for a in self.compile_time_args)
+        cmd.append(f"-DKERNEL_COMPILE_TIME_ARGS={args}")
+        for name, value in self.defines:
+            cmd.append(f"-D{name}={value}")
+        cmd += [str(self.source), "-o", str(output)]
+        return cmd
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        h.update(self.source.read_bytes())
+        h.update(_local_includes_digest(self.source).encode())
+        h.update(_headers_digest().encode())
+        h.update(repr((self.role.value, self.compile_time_args, self.defines, CXX_FLAGS)).encode())
+        h.update(compiler()[1].encode())
+        return h.hexdigest()[:32]
+
+
+@dataclass
+class JitStats:
+    compiled: int = 0
+    cached: int = 0
+    compile_seconds: float = 0.0
+
+
+STATS = JitStats()
+
+
+def build(kernel: Kernel) -> Path:
+    """Return the shared object for a kernel, compiling it only if the cache lacks it."""
+    import time
+
+    request = BuildRequest.of(kernel)
+    out = cache_dir() / f"{request.source.stem}-{request.digest()}.so"
+    if out.exists():
+        STATS.cached += 1
+        return out
+    logger.debug("JIT compiling {} ({})", kernel.name, kernel.role.value)
+    t0 = time.perf_counter()
+    with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".so", delete=False) as tmp:
+        tmp_path = Path(tmp.name)
+    proc = subprocess.run(request.command(tmp_path), capture_output=True, text=True)
+    if proc.returncode != 0:
+        tmp_path.unlink(missing_ok=True)
+        raise KernelCompileError(f"kernel {kernel.source} failed to compile for {kernel.role.value}:\n{proc.stderr.strip()}")
+    os.replace(tmp_path, out)  # atomic: concurrent builders never see a half-written file
+    STATS.compiled += 1
+    STATS.compile_seconds += time.perf_counter() - t0
+    return out

@@ -1,0 +1,261 @@
+"""The backend-neutral description of a device program.
+
+A program builder (ttprefill.ops.*) returns a `Program`; the simulator (SimDevice) and the card
+backend (TTDevice) both execute that same object. Nothing here knows which one will run it, and
+nothing here needs torch.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+# Wormhole's Tensix grid as tt-metal exposes it to kernels (WORMHOLE.md, tech_reports/GEMM_FLOPS).
+GRID_X = 8
+GRID_Y = 8
+# Usable L1 per Tensix core (WORMHOLE.md, TensixTile/L1.md).
+L1_BYTES = 1_499_136
+# Bytes at the bottom of L1 that the simulator keeps for semaphores (16 B each, as tt-metal
+# aligns them) before circular buffers start.
+L1_RESERVED_BYTES = 1024
+SEMAPHORE_STRIDE = 16
+MAX_SEMAPHORES = L1_RESERVED_BYTES // SEMAPHORE_STRIDE
+NUM_CIRCULAR_BUFFERS = 32
+DRAM_BANKS = 12
+DRAM_ALIGNMENT = 32  # page sizes are padded to this in DRAM (tt-metal's DRAM alignment)
+CB_ALIGNMENT = 32  # circular buffers start on this boundary in L1
+
+
+class DataFormat(enum.IntEnum):
+    """tt::DataFormat values as the Wormhole headers number them."""
+
+    Float32 = 0
+    Float16_b = 5
+    Bfp8_b = 6
+    UInt32 = 24
+
+    @property
+    def tile_bytes(self) -> int:
+        return TILE_BYTES[self]
+
+
+# Bytes of one 32x32 tile (WORMHOLE.md, "Registers and formats").
+TILE_BYTES = {
+    DataFormat.Float32: 4096,
+    DataFormat.Float16_b: 2048,
+    DataFormat.Bfp8_b: 1088,
+    DataFormat.UInt32: 4096,
+}
+
+
+class MathFidelity(enum.IntEnum):
+    """tt-metal's MathFidelity values; the number of multiplier phases is the value, LoFi = 1."""
+
+    LoFi = 0
+    HiFi2 = 2
+    HiFi3 = 3
+    HiFi4 = 4
+
+    @property
+    def phases(self) -> int:
+        return max(1, int(self))
+
+
+class Role(enum.Enum):
+    """Which RISC-V core(s) of a Tensix run a kernel.
+
+    tt-metal's convention: the reader usually sits on RISCV_1 (NCRISC, NoC 1), the writer on
+    RISCV_0 (BRISC, NoC 0), and a compute kernel is compiled for the three TRISCs.
+    """
+
+    RISCV_0 = "riscv_0"  # BRISC
+    RISCV_1 = "riscv_1"  # NCRISC
+    COMPUTE = "compute"
+
+    @property
+    def noc(self) -> int:
+        return {Role.RISCV_0: 0, Role.RISCV_1: 1, Role.COMPUTE: 0}[self]
+
+
+@dataclass(frozen=True, order=True)
+class CoreCoord:
+    x: int
+    y: int
+
+    def __iter__(self) -> Iterator[int]:
+        yield self.x
+        yield self.y
+
+
+@dataclass(frozen=True)
+class CoreRange:
+    """An inclusive rectangle of logical cores."""
+
+    start: CoreCoord
+    end: CoreCoord
+
+    def __post_init__(self) -> None:
+        if self.start.x > self.end.x or self.start.y > self.end.y:
+            raise ValueError(f"core range {self} has start after end")
+
+    @classmethod
+    def single(cls, x: int, y: int) -> "CoreRange":
+        return cls(CoreCoord(x, y), CoreCoord(x, y))
+
+    def cores(self) -> list[CoreCoord]:
+        return [
+            CoreCoord(x, y)
+            for y in range(self.start.y, self.end.y + 1)
+            for x in range(self.start.x, self.end.x + 1)
+        ]
+
+
+@dataclass(frozen=True)
+class CoreRangeSet:
+    ranges: tuple[CoreRange, ...]
+
+    @classmethod
+    def of(cls, cores: Iterable[CoreCoord | tuple[int, int]]) -> "CoreRangeSet":
+        """One single-core range per core, in the order given (deduplicated)."""
+        seen: list[CoreCoord] = []
+        for c in cores:
+            cc = c if isinstance(c, CoreCoord) else CoreCoord(*c)
+            if cc not in seen:
+                seen.append(cc)
+        return cls(tuple(CoreRange(c, c) for c in seen))
+
+    @classmethod
+    def grid(cls, nx: int, ny: int) -> "CoreRangeSet":
+        return cls((CoreRange(CoreCoord(0, 0), CoreCoord(nx - 1, ny - 1)),))
+
+    def cores(self) -> list[CoreCoord]:
+        out: list[CoreCoord] = []
+        for r in self.ranges:
+            for c in r.cores():
+                if c not in out:
+                    out.append(c)
+        return out
+
+    def __contains__(self, core: CoreCoord) -> bool:
+        return any(
+            r.start.x <= core.x <= r.end.x and r.start.y <= core.y <= r.end.y for r in self.ranges
+        )
+
+
+@dataclass(frozen=True)
+class CircularBuffer:
+    index: int
+    data_format: DataFormat
+    page_size: int
+    num_pages: int
+    cores: CoreRangeSet
+
+    @property
+    def total_size(self) -> int:
+        return self.page_size * self.num_pages
+
+
+@dataclass(frozen=True)
+class Semaphore:
+    id: int
+    cores: CoreRangeSet
+    initial_value: int = 0
+
+
+@dataclass(frozen=True)
+class ComputeConfig:
+    math_fidelity: MathFidelity = MathFidelity.HiFi2
+    fp32_dest_acc_en: bool = True
+    math_approx_mode: bool = False
+
+
+@dataclass
+class Kernel:
+    """One kernel source placed on a set of cores in one role."""
+
+    source: Path
+    role: Role
+    cores: CoreRangeSet
+    compile_time_args: list[int] = field(default_factory=list)
+    defines: dict[str, str] = field(default_factory=dict)
+    runtime_args: dict[CoreCoord, list[int]] = field(default_factory=dict)
+    common_runtime_args: list[int] = field(default_factory=list)
+    compute_config: ComputeConfig | None = None  # required for Role.COMPUTE
+
+    @property
+    def name(self) -> str:
+        return f"{self.source.parent.name}/{self.source.name}"
+
+
+@dataclass
+class Program:
+    kernels: list[Kernel] = field(default_factory=list)
+    circular_buffers: list[CircularBuffer] = field(default_factory=list)
+    semaphores: list[Semaphore] = field(default_factory=list)
+    # The device tensors the program touches, by name: what it reads and what it writes.
+    inputs: dict[str, object] = field(default_factory=dict)
+    outputs: dict[str, object] = field(default_factory=dict)
+    name: str = "program"
+
+    def all_cores(self) -> list[CoreCoord]:
+        out: list[CoreCoord] = []
+        for k in self.kernels:
+            for c in k.cores.cores():
+                if c not in out:
+                    out.append(c)
+        return sorted(out)
+
+    def circular_buffers_on(self, core: CoreCoord) -> list[CircularBuffer]:
+        return [cb for cb in self.circular_buffers if core in cb.cores]
+
+    def l1_bytes_on(self, core: CoreCoord) -> int:
+        """L1 a core needs: the reserved bottom plus every CB, each padded to CB_ALIGNMENT."""
+        return L1_RESERVED_BYTES + sum(-(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
+                                       for cb in self.circular_buffers_on(core))
+
+    def validate(self) -> None:
+        """Checks every backend needs before dispatch; raises ProgramError naming the problem."""
+        for k in self.kernels:
+            if not k.source.is_file():
+                raise ProgramError(f"kernel source {k.source} does not exist")
+            if k.role is Role.COMPUTE and k.compute_config is None:
+                raise ProgramError(f"compute kernel {k.name} has no compute_config")
+            for c in k.cores.cores():
+                if not (0 <= c.x < GRID_X and 0 <= c.y < GRID_Y):
+                    raise ProgramError(f"kernel {k.name} placed on core {tuple(c)} outside the {GRID_X}x{GRID_Y} grid")
+            for c in k.runtime_args:
+                if c not in k.cores:
+                    raise ProgramError(f"kernel {k.name} has runtime args for core {tuple(c)} it does not run on")
+        for cb in self.circular_buffers:
+            if not 0 <= cb.index < NUM_CIRCULAR_BUFFERS:
+                raise ProgramError(f"circular buffer index {cb.index} is out of range 0..{NUM_CIRCULAR_BUFFERS - 1}")
+            if cb.page_size <= 0 or cb.num_pages <= 0:
+                raise ProgramError(f"circular buffer {cb.index} needs a positive page size and page count")
+        for core in self.all_cores():
+            seen: set[int] = set()
+            for cb in self.circular_buffers_on(core):
+                if cb.index in seen:
+                    raise ProgramError(f"circular buffer {cb.index} defined twice on core {tuple(core)}")
+                seen.add(cb.index)
+            used = self.l1_bytes_on(core)
+            if used > L1_BYTES:
+                detail = ", ".join(
+                    f"cb{cb.index}={cb.num_pages}x{cb.page_size}B" for cb in self.circular_buffers_on(core)
+                )
+                raise L1OverflowError(
+                    f"{self.name}: circular buffers need {used} B of L1 on core {tuple(core)} but a core has "
+                    f"{L1_BYTES} B ({detail}); lower the block sizes or page counts"
+                )
+        for s in self.semaphores:
+            if not 0 <= s.id < MAX_SEMAPHORES:
+                raise ProgramError(f"semaphore id {s.id} out of range 0..{MAX_SEMAPHORES - 1}")
+
+
+class ProgramError(ValueError):
+    """A program that no backend can run as described."""
+
+
+class L1OverflowError(ProgramError):
+    """The circular buffers of a program do not fit a core's L1."""

@@ -1,0 +1,186 @@
+"""SimDevice: runs a Program on the simulator built from sim/ (module ttprefill._sim)."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from loguru import logger
+
+from . import formats, jit
+from .program import (
+    CB_ALIGNMENT,
+    DRAM_BANKS,
+    L1_RESERVED_BYTES,
+    CoreCoord,
+    DataFormat,
+    Program,
+    Role,
+)
+from .tensor import DeviceTensor
+
+_ROLE_CODES = {Role.RISCV_0: 0, Role.RISCV_1: 1, Role.COMPUTE: 2}
+CLOCK_HZ = 1.0e9  # Wormhole's clock (WORMHOLE.md): modeled seconds = cycles / 1e9
+
+
+class SimError(RuntimeError):
+    """The simulator stopped a program: deadlock, L1 overflow, DST misuse, bad access, bad argument."""
+
+
+def _import_sim():
+    try:
+        from ttprefill import _sim
+    except ImportError as e:  # pragma: no cover - exercised only on a broken install
+        raise ImportError(
+            "the simulator extension ttprefill._sim is not built; run `pip install -e .` (scripts/test does this)"
+        ) from e
+    return _sim
+
+
+@dataclass
+class RunReport:
+    """What a simulated run reports. Cycle figures come from the timing model: they are modeled."""
+
+    program: str
+    cycles: int
+    wall_s: float
+    cores: list[dict]
+    counters: dict
+    jit_compiled: int = 0
+    jit_cached: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def modeled_s(self) -> float:
+        return self.cycles / CLOCK_HZ
+
+
+class SimDevice:
+    """The simulated Wormhole chip: 8x8 Tensix cores, 12 DRAM banks."""
+
+    kind = "sim"
+    grid = (8, 8)
+
+    def __init__(self, timing_only: bool = False):
+        self._sim = _import_sim()
+        self._device = self._sim.Device()
+        self.timing_only = timing_only
+        self.last_report: RunReport | None = None
+
+    # ------------------------------------------------------------------ tensors
+    def allocate(self, shape: tuple[int, ...], data_format: DataFormat) -> DeviceTensor:
+        shape = tuple(int(s) for s in shape)
+        if len(shape) < 2 or any(s <= 0 for s in shape):
+            raise ValueError(f"device tensors need at least 2 positive dims, got {shape}")
+        t = DeviceTensor(shape, DataFormat(data_format), 0, self)
+        per_bank = -(-t.num_pages // DRAM_BANKS) * t.aligned_page_size
+        t.address = self._device.dram_alloc(per_bank)
+        return t
+
+    def upload(self, array: np.ndarray, data_format: DataFormat) -> DeviceTensor:
+        array = np.asarray(array)
+        t = self.allocate(array.shape, data_format)
+        self.write(t, array)
+        return t
+
+    def write(self, tensor: DeviceTensor, array: np.ndarray) -> None:
+        self._check_live(tensor)
+        if tuple(array.shape) != tensor.shape:
+            raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {tensor.shape}")
+        data = formats.to_device_bytes(array, tensor.data_format)
+        self.write_pages(tensor, 0, data)
+
+    def write_pages(self, tensor: DeviceTensor, first_page: int, data: np.ndarray) -> None:
+        self._check_live(tensor)
+        n = len(data) // tensor.page_size
+        if first_page < 0 or first_page + n > tensor.num_pages:
+            raise ValueError(f"pages [{first_page}, {first_page + n}) outside the tensor's {tensor.num_pages} pages")
+        self._device.dram_write_pages(tensor.address, tensor.aligned_page_size, first_page, np.asarray(data, np.uint8),
+                                      tensor.page_size)
+
+    def read_pages(self, tensor: DeviceTensor, first_page: int, num_pages: int) -> np.ndarray:
+        self._check_live(tensor)
+        if first_page < 0 or first_page + num_pages > tensor.num_pages:
+            raise ValueError(f"pages [{first_page}, {first_page + num_pages}) outside the tensor's {tensor.num_pages} pages")
+        return self._device.dram_read_pages(tensor.address, tensor.aligned_page_size, first_page, num_pages,
+                                            tensor.page_size)
+
+    def download(self, tensor: DeviceTensor) -> np.ndarray:
+        data = self.read_pages(tensor, 0, tensor.num_pages)
+        return formats.from_device_bytes(data, tensor.data_format, tensor.shape)
+
+    def free(self, tensor: DeviceTensor) -> None:
+        self._check_live(tensor)
+        self._device.dram_free(tensor.address)
+        tensor.freed = True
+
+    def dram_bytes_in_use(self) -> int:
+        return self._device.dram_bytes_in_use()
+
+    def _check_live(self, tensor: DeviceTensor) -> None:
+        if tensor.device is not self:
+            raise ValueError("tensor belongs to another device")
+        if tensor.freed:
+            raise ValueError("tensor was freed")
+
+    # ------------------------------------------------------------------ programs
+    def worker_noc_coord(self, core: CoreCoord) -> tuple[int, int]:
+        """NoC coordinates of a logical core, for kernels that address other cores (multicast)."""
+        return (core.x, core.y)
+
+    def run(self, program: Program) -> RunReport:
+        program.validate()
+        t0 = time.perf_counter()
+        before = (jit.STATS.compiled, jit.STATS.cached)
+        kernels = program.kernels
+        # Independent kernels compile in parallel (g++ runs outside the GIL).
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            so_paths = list(pool.map(jit.build, kernels))
+        spec = {
+            "name": program.name,
+            "timing_only": self.timing_only,
+            "kernels": [self._kernel_spec(k, so) for k, so in zip(kernels, so_paths)],
+            "cbs": self._cb_specs(program),
+            "semaphores": [
+                {"core": (c.x, c.y), "id": s.id, "initial": s.initial_value}
+                for s in program.semaphores for c in s.cores.cores()
+            ],
+        }
+        try:
+            result = self._device.run(spec)
+        except self._sim.SimError as e:
+            raise SimError(str(e)) from None
+        wall = time.perf_counter() - t0
+        report = RunReport(program.name, result["cycles"], wall, result["cores"], result["counters"],
+                           jit.STATS.compiled - before[0], jit.STATS.cached - before[1])
+        logger.debug("{}: {} modeled cycles, {:.3f} s wall", program.name, report.cycles, wall)
+        self.last_report = report
+        return report
+
+    @staticmethod
+    def _kernel_spec(k, so_path) -> dict:
+        cfg = k.compute_config
+        return {
+            "so_path": str(so_path),
+            "name": k.name,
+            "role": _ROLE_CODES[k.role],
+            "cores": [(c.x, c.y) for c in k.cores.cores()],
+            "runtime_args": {(c.x, c.y): [int(a) & 0xFFFFFFFF for a in args] for c, args in k.runtime_args.items()},
+            "common_args": [int(a) & 0xFFFFFFFF for a in k.common_runtime_args],
+            "fidelity": int(cfg.math_fidelity) if cfg else 4,
+            "fp32_dest": bool(cfg.fp32_dest_acc_en) if cfg else False,
+            "approx": bool(cfg.math_approx_mode) if cfg else False,
+        }
+
+    @staticmethod
+    def _cb_specs(program: Program) -> list[dict]:
+        out = []
+        for core in program.all_cores():
+            offset = L1_RESERVED_BYTES
+            for cb in sorted(program.circular_buffers_on(core), key=lambda c: c.index):
+                out.append({"core": (core.x, core.y), "index": cb.index, "format": int(cb.data_format),
+                            "page_size": cb.page_size, "num_pages": cb.num_pages, "l1_offset": offset})
+                offset += -(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
+        return out
