@@ -102,7 +102,7 @@ py::array_t<float> as_floats(py::array_t<float, py::array::c_style | py::array::
 
 PYBIND11_MODULE(_sim, m) {
     m.doc() = "ttprefill's Wormhole simulator (C++ core)";
-    static py::exception<SimError> sim_error(m, "SimError");
+    py::register_exception<SimError>(m, "SimError", PyExc_RuntimeError);
 
     py::class_<Device>(m, "Device")
         .def(py::init<>())

@@ -1,0 +1,41 @@
+// Test compute kernel that breaks one rule of the DST protocol, chosen by a define, so the tests can
+// check the simulator stops it with a clear message.
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/eltwise_binary.h"
+
+void kernel_main() {
+    constexpr uint32_t cb_a = tt::CBIndex::c_0;
+    constexpr uint32_t cb_out = tt::CBIndex::c_16;
+    compute_kernel_hw_startup(cb_a, cb_out);
+    cb_wait_front(cb_a, 1);
+    cb_reserve_back(cb_out, 1);
+#if defined(MISUSE_NO_ACQUIRE)
+    copy_init(cb_a);
+    copy_tile(cb_a, 0, 0);
+#elif defined(MISUSE_PACK_WITHOUT_WAIT)
+    tile_regs_acquire();
+    copy_init(cb_a);
+    copy_tile(cb_a, 0, 0);
+    tile_regs_commit();
+    pack_tile(0, cb_out);
+#elif defined(MISUSE_DST_INDEX)
+    tile_regs_acquire();
+    copy_init(cb_a);
+    copy_tile(cb_a, 0, 4);  // fp32 DST: a half holds 4 tiles
+#elif defined(MISUSE_WRONG_INIT)
+    tile_regs_acquire();
+    copy_init(cb_a);
+    add_tiles(cb_a, cb_a, 0, 0, 0);
+#elif defined(MISUSE_DOUBLE_ACQUIRE)
+    tile_regs_acquire();
+    tile_regs_acquire();
+#elif defined(MISUSE_NO_RELEASE)
+    tile_regs_acquire();
+    copy_init(cb_a);
+    copy_tile(cb_a, 0, 0);
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_tile(0, cb_out);
+#endif
+}

@@ -1,0 +1,166 @@
+"""Every emulated compute call against numpy, through real kernels on the simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simkit import bf16, run_tile_op
+from ttprefill.device.program import DataFormat, MathFidelity
+
+RNG = np.random.default_rng(1234)
+A = RNG.standard_normal((64, 96)).astype(np.float32)
+B = RNG.standard_normal((64, 96)).astype(np.float32)
+POS = (RNG.random((64, 96)) * 4 + 0.1).astype(np.float32)
+
+
+def tiles(x: np.ndarray):
+    """Yield the 32x32 tiles of a matrix in row-major tile order."""
+    for i in range(0, x.shape[0], 32):
+        for j in range(0, x.shape[1], 32):
+            yield i, j, x[i:i + 32, j:j + 32]
+
+
+def per_tile(x: np.ndarray, fn) -> np.ndarray:
+    out = np.zeros_like(x, dtype=np.float64)
+    for i, j, t in tiles(x):
+        out[i:i + 32, j:j + 32] = fn(t.astype(np.float64))
+    return out
+
+
+def close(out, ref, rtol=2e-6, atol=1e-6):
+    np.testing.assert_allclose(out, ref, rtol=rtol, atol=atol)
+
+
+def test_copy_bf16_and_fp32(sim):
+    close(run_tile_op(sim, {"OP_COPY": "1"}, A), bf16(A), 0, 0)
+    close(run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32), A, 0, 0)
+
+
+@pytest.mark.parametrize("init,call,fn", [
+    ("add_init", "add_tiles", np.add),
+    ("sub_init", "sub_tiles", np.subtract),
+    ("mul_init", "mul_tiles", np.multiply),
+])
+def test_eltwise_binary(sim, init, call, fn):
+    out = run_tile_op(sim, {"OP_BINARY": "1", "BINARY_INIT": init, "BINARY_CALL": call}, A, B)
+    close(out, fn(bf16(A).astype(np.float64), bf16(B)))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("kind", ["rows", "cols", "scalar"])
+def test_bcast(sim, op, kind):
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
+    out = run_tile_op(sim, {"OP_BINARY": "1", "BINARY_INIT": f"{op}_bcast_{kind}_init",
+                            "BINARY_CALL": f"{op}_tiles_bcast_{kind}"}, A, B)
+    a, b = bf16(A).astype(np.float64), bf16(B).astype(np.float64)
+    ref = np.zeros_like(a)
+    for i, j, _ in tiles(a):
+        ta, tb = a[i:i + 32, j:j + 32], b[i:i + 32, j:j + 32]
+        bt = {"rows": tb[0:1, :], "cols": tb[:, 0:1], "scalar": tb[0, 0]}[kind]
+        ref[i:i + 32, j:j + 32] = fn(ta, bt)
+    close(out, ref)
+
+
+@pytest.mark.parametrize("transpose", [0, 1])
+def test_matmul_tiles_hifi4_is_exact_for_bf16(sim, transpose):
+    # One resident B tile multiplies every A tile.
+    b = B[:32, :32]
+    out = run_tile_op(sim, {"OP_MATMUL": "1", "MATMUL_TRANSPOSE": str(transpose)}, A, b, resident_b=1)
+    bb = bf16(b).astype(np.float64)
+    ref = per_tile(bf16(A), lambda t: t @ (bb.T if transpose else bb))
+    close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_fidelity_error_grows_towards_lofi(sim):
+    b = B[:32, :32]
+    bb = bf16(b).astype(np.float64)
+    ref = per_tile(bf16(A), lambda t: t @ bb)
+    errs = {}
+    for fid in (MathFidelity.HiFi4, MathFidelity.HiFi3, MathFidelity.HiFi2, MathFidelity.LoFi):
+        out = run_tile_op(sim, {"OP_MATMUL": "1", "MATMUL_TRANSPOSE": "0"}, A, b, resident_b=1, fidelity=fid)
+        errs[fid] = np.sqrt(np.mean((out - ref) ** 2)) / np.sqrt(np.mean(ref ** 2))
+    assert errs[MathFidelity.HiFi4] < 1e-6
+    assert errs[MathFidelity.LoFi] > errs[MathFidelity.HiFi2] > errs[MathFidelity.HiFi4]
+    assert errs[MathFidelity.HiFi3] <= errs[MathFidelity.HiFi2]
+    assert errs[MathFidelity.LoFi] < 0.05  # LoFi is coarse but still a matmul
+
+
+@pytest.mark.parametrize("pool,fn", [("SUM", np.sum), ("MAX", np.max)])
+@pytest.mark.parametrize("dim", ["REDUCE_ROW", "REDUCE_COL"])
+def test_reduce(sim, pool, fn, dim):
+    scaler = np.zeros((32, 32), np.float32)
+    scaler[0, 0] = 0.5
+    out = run_tile_op(sim, {"OP_REDUCE": "1", "REDUCE_POOL": pool, "REDUCE_DIM": dim}, A, scaler, resident_b=1)
+    a = bf16(A).astype(np.float64)
+    ref = np.zeros_like(a)
+    for i, j, t in tiles(a):
+        if dim == "REDUCE_ROW":
+            ref[i:i + 32, j] = fn(t, axis=1) * 0.5
+        else:
+            ref[i, j:j + 32] = fn(t, axis=0) * 0.5
+    if pool == "MAX":  # DST starts at zero and MAX accumulates into it, as the hardware's does
+        ref = np.where(ref != 0, np.maximum(ref, 0), 0)
+    close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_transpose(sim):
+    out = run_tile_op(sim, {"OP_TRANSPOSE": "1"}, A)
+    close(out, per_tile(bf16(A), lambda t: t.T), 0, 0)
+
+
+SFPU_CASES = [
+    ("exp_tile_init", "exp_tile", A, np.exp),
+    ("recip_tile_init", "recip_tile", POS, lambda x: 1 / x),
+    ("sqrt_tile_init", "sqrt_tile", POS, np.sqrt),
+    ("rsqrt_tile_init", "rsqrt_tile", POS, lambda x: 1 / np.sqrt(x)),
+    ("sigmoid_tile_init", "sigmoid_tile", A, lambda x: 1 / (1 + np.exp(-x))),
+    ("silu_tile_init", "silu_tile", A, lambda x: x / (1 + np.exp(-x))),
+    ("negative_tile_init", "negative_tile", A, np.negative),
+]
+
+
+@pytest.mark.parametrize("init,call,x,fn", SFPU_CASES, ids=[c[1] for c in SFPU_CASES])
+def test_sfpu_unary(sim, init, call, x, fn):
+    out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": init, "SFPU_CALL": call}, x)
+    close(out, fn(bf16(x).astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+def test_sfpu_softplus_and_scalar_ops(sim):
+    one, thresh, three = 0x3F800000, 0x41A00000, 0x40400000  # 1.0, 20.0, 3.0 as fp32 bits
+    out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": "softplus_tile_init",
+                            "SFPU_CALL(d)": f"softplus_tile(d, {one}, {one}, {thresh})"}, A)
+    close(out, np.log1p(np.exp(bf16(A).astype(np.float64))), rtol=1e-5, atol=1e-6)
+    out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": "binop_with_scalar_tile_init",
+                            "SFPU_CALL(d)": f"mul_unary_tile(d, {three})"}, A)
+    close(out, bf16(A) * 3.0)
+    out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": "fill_tile_init", "SFPU_CALL(d)": "fill_tile(d, -2.5f)"}, A)
+    close(out, np.full_like(A, -2.5), 0, 0)
+
+
+@pytest.mark.parametrize("init,call,fn", [
+    ("binary_max_tile_init", "binary_max_tile", np.maximum),
+    ("binary_min_tile_init", "binary_min_tile", np.minimum),
+    ("add_binary_tile_init", "add_binary_tile", np.add),
+    ("mul_binary_tile_init", "mul_binary_tile", np.multiply),
+])
+def test_sfpu_binary(sim, init, call, fn):
+    out = run_tile_op(sim, {"OP_SFPU_BINARY": "1", "SFPU_INIT": init, "SFPU_CALL": call}, A, B)
+    close(out, fn(bf16(A).astype(np.float64), bf16(B)))
+
+
+def test_bf16_dest_rounds_results(sim):
+    # Without fp32 DST accumulation, DST holds bf16: a product is rounded before packing to fp32.
+    out = run_tile_op(sim, {"OP_BINARY": "1", "BINARY_INIT": "mul_init", "BINARY_CALL": "mul_tiles"}, A, B,
+                      fp32_dest=False)
+    close(out, bf16(bf16(A) * bf16(B)), 0, 0)
+
+
+@pytest.mark.parametrize("fmt", [DataFormat.Bfp8_b, DataFormat.Float16_b])
+def test_pack_formats(sim, fmt):
+    from ttprefill.device import formats
+
+    out = run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32, out_format=fmt)
+    # The packer's rounding of the fp32 DST values must equal the host-side packer's, bit for bit.
+    ref = formats.from_device_bytes(formats.to_device_bytes(A, fmt), fmt, A.shape)
+    close(out, ref, 0, 0)
