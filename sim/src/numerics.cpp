@@ -25,8 +25,10 @@
 //    after the shift; a magnitude that rounds up to 128 saturates to 127; a zero magnitude gets no sign.
 //    So within a row the largest value keeps 6 fraction bits and a value 2^k smaller keeps 6-k; values
 //    smaller than the largest by 2^8 or more vanish.
-//  * Simplification: the device packer (Packers/FormatConversion.md) first truncates to bf16 and rounds
+//  * Simplifications: the device packer (Packers/FormatConversion.md) first truncates to bf16 and rounds
 //    ties away from zero; we use the host rule above for every packing so host and device bytes agree.
+//    Newer tt-metal hosts can optionally pick max_exp - 1 when that lowers a row's squared error
+//    (bfp_exponent_search.hpp); not modelled, the shared exponent is always the row maximum.
 //  * Decoding is exact. A shared exponent of 255 (a row holding inf/NaN) decodes magnitude 64 as inf and
 //    larger magnitudes as NaN, like re-assembling the fp32 bit pattern would.
 //
@@ -150,25 +152,10 @@ constexpr uint32_t SRCA_LO_CLEAR = 0xfff83fffu;   // everything except mantissa 
 constexpr uint32_t SRCB_HI_MASK = 0xfffe0000u;    // sign, exponent, hidden 1, top 6 mantissa bits
 constexpr uint32_t SRCB_LO_CLEAR = 0xfffe1fffu;   // everything except mantissa bits 16..13
 
-// Split an operand (already as the FPU holds it) into the two slices one source register feeds the
-// multiplier. lo = x - (x with the lo bits cleared), which is exactly those bits' value with x's sign.
-inline void split_operand(float x, uint32_t hi_mask, uint32_t lo_clear, float& hi, float& lo) {
-    const uint32_t u = float_bits(x);
-    if (exponent_field(u) == 0xff) {  // inf/NaN: whole value in the hi slice
-        hi = x;
-        lo = 0.0f;
-        return;
-    }
-    hi = float_from_bits(u & hi_mask);
-    lo = x - float_from_bits(u & lo_clear);
-}
-
-// acc += a @ b for 32x32 row-major tiles, summing each k-half of 16 products from zero in fp32 before
-// adding it to acc (one MVMUL's worth). Written with gcc/clang vector types (4 floats, plain SSE on any
-// x86-64) so it is vectorised at -O2 as well as -O3: a block of 2 rows x 16 columns keeps 8 partial-sum
-// vectors, 4 b vectors and 2 broadcast a values in the 16 SSE registers. Every lane does the same fp32
-// operations in the same order as the scalar loop would, so the result does not depend on the build.
+// gcc/clang vector types of 4 lanes: plain SSE on any x86-64, so the hot loops vectorise at -O2 and
+// -O3 whatever -march is. Casting between same-size vector types reinterprets the bits.
 typedef float f32x4 __attribute__((vector_size(16)));
+typedef uint32_t u32x4 __attribute__((vector_size(16)));
 
 inline f32x4 load4(const float* p) {
     f32x4 v;
@@ -178,6 +165,26 @@ inline f32x4 load4(const float* p) {
 
 inline void store4(float* p, f32x4 v) { std::memcpy(p, &v, sizeof v); }
 
+inline u32x4 select_bits(u32x4 mask, u32x4 if_set, u32x4 if_clear) { return (if_set & mask) | (if_clear & ~mask); }
+
+// Split 4 operands into the two slices one source register feeds the multiplier, after the unpacker's
+// TF32 conversion (the same rule as to_fpu_operand). lo = t - (t with the lo bits cleared), which is
+// exactly those bits' value with t's sign.
+inline void split_operands4(const float* x, uint32_t hi_mask, uint32_t lo_clear, float* hi, float* lo) {
+    const u32x4 u = (u32x4)load4(x);
+    const u32x4 exp_bits = u & 0x7f800000u;
+    const u32x4 special = (u32x4)(exp_bits == 0x7f800000u);  // inf / NaN: kept whole in hi
+    const u32x4 tiny = (u32x4)(exp_bits == 0u);              // zero / denormal: signed zero
+    const u32x4 t = select_bits(special, u, select_bits(tiny, u & 0x80000000u, u & 0xffffe000u));
+    store4(hi, (f32x4)select_bits(special, t, t & hi_mask));
+    const f32x4 lo_value = (f32x4)t - (f32x4)(t & lo_clear);
+    store4(lo, (f32x4)select_bits(special, u32x4{}, (u32x4)lo_value));
+}
+
+// acc += a @ b for 32x32 row-major tiles, summing each k-half of 16 products from zero in fp32 before
+// adding it to acc (one MVMUL's worth). A block of 2 rows x 16 columns keeps 8 partial-sum
+// vectors, 4 b vectors and 2 broadcast a values in the 16 SSE registers. Every lane does the same fp32
+// operations in the same order as the scalar loop would, so the result does not depend on the build.
 void phase_matmul(const float* __restrict a, const float* __restrict b, float* __restrict acc) {
     constexpr int ROWS = 2, COLS = 16, VECS = COLS / 4;
     for (int i = 0; i < TILE_DIM; i += ROWS) {
@@ -300,12 +307,13 @@ void matmul_tile_acc(const float* A, const float* B, float* acc, MathFidelity fi
     const int phases = fidelity_phases(fid);
     // Slices, computed once per tile. A feeds SrcB, B feeds SrcA.
     alignas(64) float a_hi[TILE_ELEMS], a_lo[TILE_ELEMS], b_hi[TILE_ELEMS], b_lo[TILE_ELEMS];
-    for (int i = 0; i < TILE_ELEMS; ++i) split_operand(to_fpu_operand(A[i]), SRCB_HI_MASK, SRCB_LO_CLEAR, a_hi[i], a_lo[i]);
-    for (int k = 0; k < TILE_DIM; ++k)
-        for (int j = 0; j < TILE_DIM; ++j) {
-            const float b = transpose_b ? B[j * TILE_DIM + k] : B[k * TILE_DIM + j];
-            split_operand(to_fpu_operand(b), SRCA_HI_MASK, SRCA_LO_CLEAR, b_hi[k * TILE_DIM + j], b_lo[k * TILE_DIM + j]);
-        }
+    for (int i = 0; i < TILE_ELEMS; i += 4) split_operands4(A + i, SRCB_HI_MASK, SRCB_LO_CLEAR, a_hi + i, a_lo + i);
+    alignas(64) float b_t[TILE_ELEMS];
+    if (transpose_b)
+        for (int k = 0; k < TILE_DIM; ++k)
+            for (int j = 0; j < TILE_DIM; ++j) b_t[k * TILE_DIM + j] = B[j * TILE_DIM + k];
+    const float* b_src = transpose_b ? b_t : B;
+    for (int i = 0; i < TILE_ELEMS; i += 4) split_operands4(b_src + i, SRCA_HI_MASK, SRCA_LO_CLEAR, b_hi + i, b_lo + i);
     for (int phase = 0; phase < phases; ++phase) {
         const float* a = (phase & 2) ? a_lo : a_hi;
         const float* b = (phase & 1) ? b_lo : b_hi;
