@@ -1,0 +1,139 @@
+"""Two example programs that exercise the whole simulator path on several cores:
+
+* a tiled matmul on a grid of cores that reuses input blocks across cores: the first core of each
+  grid row multicasts A blocks along the row, the first core of each column multicasts B blocks
+  down the column, with semaphores for the hand-shake (tt-metal's 2D multicast matmul scheme);
+* a row softmax: reduce max, subtract, exp, reduce sum, reciprocal, broadcast multiply.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ttprefill.device.jit import KERNELS_DIR
+from ttprefill.device.program import (
+    CircularBuffer,
+    ComputeConfig,
+    CoreCoord,
+    CoreRange,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    MathFidelity,
+    Program,
+    ProgramError,
+    Role,
+    Semaphore,
+)
+from ttprefill.device.tensor import DeviceTensor
+
+EXAMPLES = KERNELS_DIR / "examples"
+SEM_IN0_READY, SEM_IN0_VALID, SEM_IN1_READY, SEM_IN1_VALID = 0, 1, 2, 3
+
+
+def _largest_divisor_at_most(n: int, limit: int) -> int:
+    return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)
+
+
+def matmul_program(device, a: DeviceTensor, b: DeviceTensor, c: DeviceTensor, grid: tuple[int, int] = (2, 2), *,
+                   k_block: int = 2, fidelity: MathFidelity = MathFidelity.HiFi4,
+                   fp32_dest: bool = True) -> Program:
+    """C = A @ B on a gx x gy grid; A is [M, K], B is [K, N], all tiled."""
+    m, k = a.shape[-2:]
+    k2, n = b.shape[-2:]
+    if k != k2 or tuple(c.shape[-2:]) != (m, n):
+        raise ProgramError(f"matmul shapes disagree: A {a.shape}, B {b.shape}, C {c.shape}")
+    mt, kt, nt = a.tiles_h, a.tiles_w, b.tiles_w
+    gx, gy = grid
+    if mt % gy or nt % gx:
+        raise ProgramError(f"{mt} tile rows / {nt} tile columns do not split over a {gx}x{gy} grid")
+    if kt % k_block:
+        raise ProgramError(f"K of {kt} tiles is not a multiple of k_block={k_block}")
+    mb, nb, kb = mt // gy, nt // gx, k_block
+    capacity = 4 if fp32_dest else 8
+    sub_w = _largest_divisor_at_most(nb, capacity)
+    sub_h = _largest_divisor_at_most(mb, capacity // sub_w)
+    num_kb = kt // kb
+
+    cores = CoreRangeSet((CoreRange(CoreCoord(0, 0), CoreCoord(gx - 1, gy - 1)),))
+    cbs = [
+        CircularBuffer(0, a.data_format, a.page_size, 2 * mb * kb, cores),
+        CircularBuffer(1, b.data_format, b.page_size, 2 * kb * nb, cores),
+        CircularBuffer(24, DataFormat.Float32, DataFormat.Float32.tile_bytes, mb * nb, cores),
+        CircularBuffer(16, c.data_format, c.page_size, 2 * sub_h * sub_w, cores),
+    ]
+    in0 = Kernel(EXAMPLES / "matmul_in0_reader.cpp", Role.RISCV_1, cores, a.accessor_args())
+    in1 = Kernel(EXAMPLES / "matmul_in1_writer.cpp", Role.RISCV_0, cores, b.accessor_args() + c.accessor_args())
+    compute = Kernel(EXAMPLES / "matmul_compute.cpp", Role.COMPUTE, cores, [num_kb, kb, mb, nb, sub_h, sub_w],
+                     compute_config=ComputeConfig(fidelity, fp32_dest))
+    for core in cores.cores():
+        x, y = core.x, core.y
+        row_sender = device.worker_noc_coord(CoreCoord(0, y))
+        col_sender = device.worker_noc_coord(CoreCoord(x, 0))
+        row_lo = device.worker_noc_coord(CoreCoord(1 if gx > 1 else 0, y))
+        row_hi = device.worker_noc_coord(CoreCoord(gx - 1, y))
+        col_lo = device.worker_noc_coord(CoreCoord(x, 1 if gy > 1 else 0))
+        col_hi = device.worker_noc_coord(CoreCoord(x, gy - 1))
+        in0.runtime_args[core] = [a.address, kt, num_kb, kb, mb, y * mb, int(x == 0), *row_sender, *row_lo, *row_hi,
+                                  gx - 1 if x == 0 else 0, SEM_IN0_READY, SEM_IN0_VALID]
+        in1.runtime_args[core] = [b.address, c.address, nt, num_kb, kb, nb, x * nb, int(y == 0), *col_sender, *col_lo,
+                                  *col_hi, gy - 1 if y == 0 else 0, SEM_IN1_READY, SEM_IN1_VALID, mb, y * mb, sub_h,
+                                  sub_w]
+    sems = [Semaphore(i, cores, 0) for i in (SEM_IN0_READY, SEM_IN0_VALID, SEM_IN1_READY, SEM_IN1_VALID)]
+    return Program([in0, in1, compute], cbs, sems, inputs={"a": a, "b": b}, outputs={"c": c},
+                   name=f"matmul_{m}x{k}x{n}_{gx}x{gy}")
+
+
+def matmul(device, a: np.ndarray, b: np.ndarray, grid=(2, 2), *, fmt=DataFormat.Float16_b, **kw) -> np.ndarray:
+    ta, tb = device.upload(a, fmt), device.upload(b, fmt)
+    tc = device.allocate((a.shape[0], b.shape[1]), fmt)
+    try:
+        device.run(matmul_program(device, ta, tb, tc, grid, **kw))
+        return device.download(tc)
+    finally:
+        for t in (ta, tb, tc):
+            device.free(t)
+
+
+def softmax_program(device, x: DeviceTensor, out: DeviceTensor, num_cores: int = 2) -> Program:
+    """Row softmax of x [R, C] (C a multiple of 32; R padded rows are computed and ignored)."""
+    if x.shape != out.shape:
+        raise ProgramError(f"softmax input {x.shape} and output {out.shape} differ")
+    if x.shape[-1] % 32:
+        raise ProgramError("softmax needs the row length to be a multiple of 32 (no column masking)")
+    rows, ct = x.tiles_h, x.tiles_w
+    num_cores = min(num_cores, rows)
+    cores = CoreRangeSet.of([(i % 8, i // 8) for i in range(num_cores)])
+    tile = x.page_size
+    cbs = [
+        CircularBuffer(0, x.data_format, tile, 2 * ct, cores),
+        CircularBuffer(1, DataFormat.Float16_b, DataFormat.Float16_b.tile_bytes, 1, cores),  # scaler of ones
+        CircularBuffer(16, out.data_format, out.page_size, 2 * ct, cores),
+        CircularBuffer(24, DataFormat.Float32, 4096, 1, cores),  # row max
+        CircularBuffer(25, DataFormat.Float32, 4096, ct, cores),  # exp(x - max)
+        CircularBuffer(26, DataFormat.Float32, 4096, 1, cores),  # 1 / row sum
+    ]
+    reader = Kernel(EXAMPLES / "softmax_reader.cpp", Role.RISCV_1, cores, x.accessor_args())
+    compute = Kernel(EXAMPLES / "softmax_compute.cpp", Role.COMPUTE, cores, [ct],
+                     compute_config=ComputeConfig(MathFidelity.HiFi4, True))
+    writer = Kernel(EXAMPLES / "softmax_writer.cpp", Role.RISCV_0, cores, out.accessor_args())
+    per_core = -(-rows // num_cores)
+    for i, core in enumerate(cores.cores()):
+        first = i * per_core
+        count = max(0, min(rows, first + per_core) - first)
+        reader.runtime_args[core] = [x.address, first, count, ct]
+        compute.runtime_args[core] = [count]
+        writer.runtime_args[core] = [out.address, first, count, ct]
+    return Program([reader, compute, writer], cbs, [], inputs={"x": x}, outputs={"out": out},
+                   name=f"softmax_{x.shape[0]}x{x.shape[1]}")
+
+
+def softmax(device, x: np.ndarray, num_cores: int = 2, fmt=DataFormat.Float16_b) -> np.ndarray:
+    tx = device.upload(x, fmt)
+    to = device.allocate(x.shape, fmt)
+    try:
+        device.run(softmax_program(device, tx, to, num_cores))
+        return device.download(to)
+    finally:
+        device.free(tx)
+        device.free(to)
