@@ -1,0 +1,3 @@
+from ttprefill.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""Benchmarks behind `ttprefill bench ...`. Every figure from the timing model is modeled (1 GHz
+Wormhole clock), and wall-clock figures are the host's; the JSON keys say which is which."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ttprefill.device.program import DataFormat, MathFidelity
+
+
+def _fidelity(name: str | None, default: MathFidelity) -> MathFidelity:
+    return MathFidelity[name] if name else default
+
+
+def bench_sim(args) -> dict:
+    """Simulator speed: tile matmuls per wall second and the JIT's cold / cached compile time."""
+    import shutil
+    import tempfile
+    import os
+
+    from ttprefill import _sim
+    from ttprefill.device import jit
+    from ttprefill.device.program import ComputeConfig, CoreRangeSet, Kernel, Role
+
+    fid = _fidelity(args.fidelity, MathFidelity.HiFi4)
+    rate = _sim.matmul_tile_rate(int(fid), 20000)
+    kernel = Kernel(jit.KERNELS_DIR / "examples" / "matmul_compute.cpp", Role.COMPUTE, CoreRangeSet.of([(0, 0)]),
+                    [1, 1, 1, 1, 1, 1], compute_config=ComputeConfig())
+    old = os.environ.get("TTPREFILL_JIT_CACHE")
+    tmp = tempfile.mkdtemp(prefix="ttprefill-jit-bench-")
+    os.environ["TTPREFILL_JIT_CACHE"] = tmp
+    try:
+        t0 = time.perf_counter()
+        jit.build(kernel)
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        jit.build(kernel)
+        cached = time.perf_counter() - t0
+    finally:
+        if old is None:
+            os.environ.pop("TTPREFILL_JIT_CACHE")
+        else:
+            os.environ["TTPREFILL_JIT_CACHE"] = old
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"tile_matmuls_per_s": rate, "fidelity": fid.name, "jit_compile_s": cold, "jit_cached_s": cached,
+            "shape": {"tile": [32, 32, 32]}}
+
+
+def bench_matmul(args) -> dict:
+    """A multi-core multicast matmul (the calibration program of the timing model)."""
+    from ttprefill.device.backends import open_device
+    from ttprefill.ops import examples
+    from ttprefill.reference.metrics import pcc, rel_rms
+
+    size = args.size or 512
+    fmt = DataFormat.Bfp8_b if (args.format or "bf16") == "bfp8" else DataFormat.Float16_b
+    fid = _fidelity(args.fidelity, MathFidelity.HiFi2)
+    dev = open_device(args.backend, timing_only=args.timing_only)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size)).astype(np.float32)
+    b = rng.standard_normal((size, size)).astype(np.float32)
+    ta, tb = dev.upload(a, fmt), dev.upload(b, fmt)
+    tc = dev.allocate((size, size), DataFormat.Float16_b)
+    tiles = size // 32
+    grid = (min(8, tiles), min(8, tiles))
+    k_block = max(d for d in (1, 2, 4, 8) if tiles % d == 0)
+    t0 = time.perf_counter()
+    report = dev.run(examples.matmul_program(dev, ta, tb, tc, grid, k_block=k_block, fidelity=fid))
+    wall = time.perf_counter() - t0
+    out = {"wall_s": wall, "shape": {"m": size, "k": size, "n": size, "grid": list(grid), "format": fmt.name,
+                                     "fidelity": fid.name, "timing_only": bool(args.timing_only)}}
+    out.update(modeled_metrics(report, flops=2.0 * size ** 3, cores=grid[0] * grid[1], fidelity=fid))
+    if not args.timing_only:
+        c = dev.download(tc)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        out["pcc"], out["rel_rms"] = pcc(ref, c), rel_rms(ref, c)
+    return out
+
+
+def modeled_metrics(report, *, flops: float, cores: int, fidelity: MathFidelity) -> dict:
+    """Modeled figures of a run: cycles, seconds at 1 GHz, TFLOP/s, FPU and DRAM utilisation."""
+    from ttprefill.timing import utilisation
+
+    return utilisation(report, flops=flops, cores=cores, fidelity=fidelity)
+
+
+def run(what: str, args) -> dict:
+    if what == "sim":
+        return bench_sim(args)
+    if what == "matmul":
+        return bench_matmul(args)
+    if what == "attention":
+        from ttprefill.ops.flash_attention import attention_bench
+
+        return attention_bench(args)
+    if what == "gdn":
+        from ttprefill.ops.gdn import gdn_bench
+
+        return gdn_bench(args)
+    if what == "engine":
+        from ttprefill.engine_bench import engine_bench
+
+        return engine_bench(args)
+    raise ValueError(f"unknown benchmark {what!r}")
