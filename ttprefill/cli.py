@@ -25,12 +25,6 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
                    help="simulator only: run control flow, CB traffic and the timing model, skip tile arithmetic")
 
 
-def _open_device(args):
-    from ttprefill.device.backends import open_device
-
-    return open_device(args.backend, timing_only=getattr(args, "timing_only", False))
-
-
 def cmd_bench(args) -> int:
     from ttprefill import bench
 

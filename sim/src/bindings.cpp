@@ -24,6 +24,7 @@ ProgramSpec program_from_dict(const py::dict& d) {
     ProgramSpec p;
     p.name = d["name"].cast<std::string>();
     p.timing_only = d["timing_only"].cast<bool>();
+    p.trace = d.contains("trace") && d["trace"].cast<bool>();
     for (auto kh : d["kernels"].cast<py::list>()) {
         auto k = kh.cast<py::dict>();
         KernelSpec ks;
@@ -89,7 +90,11 @@ py::dict result_to_dict(const RunResult& r) {
     k["noc_bytes"] = r.counters.noc_bytes;
     k["api_calls"] = r.counters.api_calls;
     k["context_switches"] = r.counters.context_switches;
+    k["dram_busy_cycles"] = r.counters.dram_busy_cycles;
     out["counters"] = k;
+    py::list trace;
+    for (const auto& t : r.trace) trace.append(py::make_tuple(t.core_x, t.core_y, t.role, t.name, t.start, t.end));
+    out["trace"] = trace;
     return out;
 }
 

@@ -116,14 +116,19 @@ void Scheduler::charge_unpack(ComputeState& cs, int cb, int tiles) {
     Fiber& f = me();
     uint64_t bytes = uint64_t(tile_bytes(cb_of(cb, "unpack").format)) * tiles;
     uint64_t cycles = (bytes + timing::kUnpackBytesPerCycle - 1) / timing::kUnpackBytesPerCycle;
-    cs.t_unpack += cycles;
+    // srcA/srcB are double-buffered: the unpacker fills one bank while math works on the other, so
+    // the next unpack may start once math has started on the previous operands.
+    cs.t_unpack = std::max(cs.t_unpack, cs.last_math_start) + cycles;
     f.busy += cycles;
 }
 
 void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
     Fiber& f = me();
     // Math consumes what the unpacker delivered: it starts no earlier than the unpack finished.
-    cs.t_math = std::max(cs.t_math, cs.t_unpack) + cycles;
+    uint64_t start = std::max(cs.t_math, cs.t_unpack);
+    cs.last_math_start = start;
+    cs.t_math = start + cycles;
+    trace_span(start, cs.t_math, f.call);
     if (fpu)
         counters_.fpu_busy_cycles += cycles;
     else

@@ -73,6 +73,7 @@ struct ProgramSpec {
     std::vector<CBSpec> cbs;
     std::vector<SemaphoreSpec> semaphores;
     bool timing_only = false;  // run control flow, CB traffic and costs; skip tile arithmetic
+    bool trace = false;        // record per-fiber spans (busy work and waits) for a Chrome trace
 };
 
 struct RoleStats {
@@ -98,12 +99,20 @@ struct Counters {
     uint64_t noc_bytes = 0;
     uint64_t api_calls = 0;
     uint64_t context_switches = 0;
+    uint64_t dram_busy_cycles = 0;  // summed over the 12 channels
+};
+
+struct TraceSpan {
+    int core_x, core_y;
+    std::string role, name;
+    uint64_t start, end;
 };
 
 struct RunResult {
     uint64_t cycles = 0;
     std::vector<CoreStats> cores;
     Counters counters;
+    std::vector<TraceSpan> trace;
 };
 
 // DRAM: 12 banks; a buffer has the same base address in every bank, page i in bank i % 12.

@@ -85,6 +85,11 @@ void Scheduler::setup(const ProgramSpec& program) {
     error_.reset();
     counters_ = Counters{};
     fibers_.clear();
+    for (auto& d : dram_ledger_) d.reset(timing::kDramChannelBytesPerCycle);
+    for (auto& p : port_ledger_)
+        for (auto& l : p) l.reset(timing::kNocLinkBytesPerCycle);
+    dram_busy_cycles_ = 0;
+    trace_.clear();
     for (Core& c : cores_) {
         c.active = false;
         c.cbs = {};
@@ -177,7 +182,9 @@ RunResult Scheduler::run(const ProgramSpec& program) {
     setup(program);
     schedule();
     RunResult r;
+    counters_.dram_busy_cycles = dram_busy_cycles_;
     r.counters = counters_;
+    for (const TraceEvent& e : trace_) r.trace.push_back({e.core_x, e.core_y, e.role, e.name, e.start, e.end});
     std::map<CoreXY, CoreStats> per_core;
     for (auto& f : fibers_) {
         CoreStats& cs = per_core[f->core->xy];
@@ -280,11 +287,12 @@ uint64_t Scheduler::block_until(std::function<std::optional<uint64_t>()> ready, 
     for (;;) {
         if (auto t = ready()) {
             f.blocker = nullptr;
+            if (*t > f.clock && program_->trace) trace_span(f.clock, *t, desc);
             return *t;
         }
         f.state = FiberState::Blocked;
         f.blocker = ready;
-        f.wait_desc = std::move(desc);
+        f.wait_desc = desc;
         swapcontext(&f.ctx, &main_ctx_);
     }
 }
@@ -503,13 +511,55 @@ uint64_t Scheduler::noc_latency(uint32_t x, uint32_t y) const {
 
 // ---------------------------------------------------------------- NoC transfers
 
+uint64_t BandwidthLedger::reserve(uint64_t t, double bytes) {
+    const double capacity = rate_ * double(kBucketCycles);
+    size_t b = size_t(t / kBucketCycles);
+    // The first bucket only has the part after t left.
+    double first_room = capacity * double((b + 1) * kBucketCycles - t) / double(kBucketCycles);
+    double remaining = bytes;
+    for (;; ++b) {
+        if (used_.size() <= b) used_.resize(b + 1024, 0.0);
+        double room = std::max(0.0, (b == size_t(t / kBucketCycles) ? first_room : capacity) - used_[b]);
+        double take = std::min(room, remaining);
+        used_[b] += take;
+        remaining -= take;
+        if (remaining <= 1e-9) {
+            uint64_t end = uint64_t(double(b * kBucketCycles) + used_[b] / rate_ + 0.999);
+            return std::max(end, t + uint64_t(bytes / rate_ + 0.999));
+        }
+    }
+}
+
+uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency) {
+    Fiber& f = me();
+    const int core_index = f.core->xy.y * kGridX + f.core->xy.x;
+    const int noc = f.spec->role == RoleKind::Riscv1 ? 1 : 0;
+    // Small transfers use the link less efficiently (tt-npe's per-size rates): they cost the port
+    // as many link cycles as their size at their own rate.
+    double link_bytes = double(size) * timing::kNocLinkBytesPerCycle / timing::noc_bytes_per_cycle(size);
+    uint64_t done = port_ledger_[core_index][noc].reserve(f.clock, link_bytes);
+    if (dram_bank >= 0) {
+        done = std::max(done, dram_ledger_[dram_bank].reserve(f.clock, double(size)));
+        dram_busy_cycles_ += uint64_t(double(size) / timing::kDramChannelBytesPerCycle + 0.5);
+    }
+    return done + latency;
+}
+
+void Scheduler::trace_span(uint64_t start, uint64_t end, std::string name) {
+    if (!program_ || !program_->trace || end <= start) return;
+    Fiber& f = me();
+    trace_.push_back({f.core->xy.x, f.core->xy.y, role_name(f.spec->role), std::move(name), start, end});
+}
+
 void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     ++counters_.api_calls;
     uint32_t dst_off = l1_offset_of(dst_local, size, "noc_async_read (destination)");
     uint32_t x = noc_x_of(src), y = noc_y_of(src);
     const uint8_t* from;
     uint64_t latency;
+    int bank = -1;
     if (is_dram_coord(x, y)) {
+        bank = int(x - kDramNocX0);
         try {
             from = dram_.at(int(x - kDramNocX0), noc_local_of(src), size, "noc_async_read");
         } catch (const SimError& e) {
@@ -527,8 +577,7 @@ void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     std::memmove(me().core->l1 + dst_off, from, size);
     counters_.noc_bytes += size;
     Fiber& f = me();
-    uint64_t transfer = uint64_t(double(size) / timing::noc_bytes_per_cycle(size));
-    f.read_done = std::max(f.read_done, f.clock + latency + transfer);
+    f.read_done = std::max(f.read_done, transfer(bank, size, latency));
     advance(timing::kNocIssueCycles);
 }
 
@@ -538,7 +587,9 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     uint32_t x = noc_x_of(dst), y = noc_y_of(dst);
     uint8_t* to;
     uint64_t latency;
+    int bank = -1;
     if (is_dram_coord(x, y)) {
+        bank = int(x - kDramNocX0);
         try {
             to = dram_.at(int(x - kDramNocX0), noc_local_of(dst), size, "noc_async_write");
         } catch (const SimError& e) {
@@ -557,8 +608,7 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     std::memmove(to, me().core->l1 + src_off, size);
     counters_.noc_bytes += size;
     Fiber& f = me();
-    uint64_t transfer = uint64_t(double(size) / timing::noc_bytes_per_cycle(size));
-    f.write_done = std::max(f.write_done, f.clock + latency + transfer);
+    f.write_done = std::max(f.write_done, transfer(bank, size, latency));
     advance(timing::kNocIssueCycles);
 }
 
@@ -598,14 +648,15 @@ void Scheduler::noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t
     }
     counters_.noc_bytes += uint64_t(size) * num_dests;
     Fiber& f = me();
-    uint64_t transfer = uint64_t(double(size) / timing::noc_bytes_per_cycle(size));
-    f.write_done = std::max(f.write_done, f.clock + worst + transfer);
+    // A multicast is one packet stream from this core's port; the NoC forks it on the way.
+    f.write_done = std::max(f.write_done, transfer(-1, size, worst));
     advance(timing::kNocIssueCycles);
 }
 
 void Scheduler::noc_read_barrier() {
     Fiber& f = me();
     if (f.read_done > f.clock) {
+        trace_span(f.clock, f.read_done, "noc_async_read_barrier");
         f.stall += f.read_done - f.clock;
         f.clock = f.read_done;
     }
@@ -615,6 +666,7 @@ void Scheduler::noc_read_barrier() {
 void Scheduler::noc_write_barrier() {
     Fiber& f = me();
     if (f.write_done > f.clock) {
+        trace_span(f.clock, f.write_done, "noc_async_write_barrier");
         f.stall += f.write_done - f.clock;
         f.clock = f.write_done;
     }

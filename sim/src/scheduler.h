@@ -44,6 +44,34 @@ struct Core {
     bool active = false;
 };
 
+// Bandwidth of a shared resource (a DRAM channel, a core's NoC port) as a ledger of fixed time
+// buckets: a transfer fills capacity from the bucket of its issue time onwards. Unlike a single
+// "busy until" time, it does not make an early request wait behind one booked by a fiber that ran
+// ahead in simulated time, so results do not depend on the order fibers happen to run in.
+class BandwidthLedger {
+public:
+    static constexpr uint64_t kBucketCycles = 256;
+    explicit BandwidthLedger(double bytes_per_cycle = 1.0) : rate_(bytes_per_cycle) {}
+    void reset(double bytes_per_cycle) {
+        rate_ = bytes_per_cycle;
+        used_.clear();
+    }
+    // Book `bytes` from time t on; returns when the last byte has gone.
+    uint64_t reserve(uint64_t t, double bytes);
+    double rate() const { return rate_; }
+
+private:
+    double rate_;
+    std::vector<double> used_;  // bytes booked per bucket
+};
+
+struct TraceEvent {
+    int core_x, core_y;
+    const char* role;
+    std::string name;
+    uint64_t start, end;
+};
+
 struct KernelModule {
     void* handle = nullptr;
     void (*entry)() = nullptr;
@@ -57,6 +85,7 @@ struct ComputeState {
     std::array<std::array<float, TILE_ELEMS>, 16> dst{};
     enum class Dst { Free, Acquired, Committed, Waited } dst_state = Dst::Free;
     uint64_t t_unpack = 0, t_math = 0, t_pack = 0;
+    uint64_t last_math_start = 0;
     uint64_t commit_time = 0;
     std::array<uint64_t, 2> release_time{};
     uint64_t acquisitions = 0;
@@ -175,6 +204,10 @@ private:
     void charge_unpack(ComputeState& cs, int cb, int tiles);
     void charge_math(ComputeState& cs, uint64_t cycles, bool fpu);
     uint64_t noc_latency(uint32_t x, uint32_t y) const;
+    // Time a NoC transfer issued now: it waits for this core's NoC port (and the DRAM channel, for a
+    // DRAM bank), occupies them for size / rate cycles, and completes after the flight latency.
+    uint64_t transfer(int dram_bank, uint32_t size, uint64_t latency);
+    void trace_span(uint64_t start, uint64_t end, std::string name);
     std::vector<Core*> multicast_targets(uint64_t mcast_addr, bool include_self, uint32_t num_dests,
                                          const char* what);
 
@@ -190,6 +223,11 @@ private:
     std::optional<std::string> error_;
     Counters counters_;
     std::vector<char*> stack_pool_;
+    // Shared bandwidth: when each DRAM channel and each core's port on each NoC is next free.
+    std::array<BandwidthLedger, kDramBanks> dram_ledger_;
+    std::array<std::array<BandwidthLedger, 2>, kGridX * kGridY> port_ledger_;
+    uint64_t dram_busy_cycles_ = 0;
+    std::vector<TraceEvent> trace_;
 };
 
 }  // namespace ttsim

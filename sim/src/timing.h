@@ -47,6 +47,8 @@ inline double noc_bytes_per_cycle(uint32_t size) {
     if (size >= 256) return 10.1;
     return 5.5;
 }
+// NoC link: 30 B/cycle (tt-npe's link model; ~32 B/cycle per link in the ISA doc).
+constexpr double kNocLinkBytesPerCycle = 30.0;
 // DRAM: 12 channels; 22.2 GB/s measured reads per channel (DRAMTile/README.md) = 22.2 B/cycle at 1 GHz.
 constexpr double kDramChannelBytesPerCycle = 22.2;
 

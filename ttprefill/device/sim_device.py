@@ -50,6 +50,7 @@ class RunReport:
     counters: dict
     jit_compiled: int = 0
     jit_cached: int = 0
+    trace: list = field(default_factory=list)  # (core x, core y, role, name, start cycle, end cycle)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -63,10 +64,11 @@ class SimDevice:
     kind = "sim"
     grid = (8, 8)
 
-    def __init__(self, timing_only: bool = False):
+    def __init__(self, timing_only: bool = False, trace: bool = False):
         self._sim = _import_sim()
         self._device = self._sim.Device()
         self.timing_only = timing_only
+        self.trace = trace
         self.last_report: RunReport | None = None
 
     # ------------------------------------------------------------------ tensors
@@ -141,6 +143,7 @@ class SimDevice:
         spec = {
             "name": program.name,
             "timing_only": self.timing_only,
+            "trace": self.trace,
             "kernels": [self._kernel_spec(k, so) for k, so in zip(kernels, so_paths)],
             "cbs": self._cb_specs(program),
             "semaphores": [
@@ -154,7 +157,7 @@ class SimDevice:
             raise SimError(str(e)) from None
         wall = time.perf_counter() - t0
         report = RunReport(program.name, result["cycles"], wall, result["cores"], result["counters"],
-                           jit.STATS.compiled - before[0], jit.STATS.cached - before[1])
+                           jit.STATS.compiled - before[0], jit.STATS.cached - before[1], trace=result["trace"])
         logger.debug("{}: {} modeled cycles, {:.3f} s wall", program.name, report.cycles, wall)
         self.last_report = report
         return report

@@ -54,12 +54,14 @@ def matmul_program(device, a: DeviceTensor, b: DeviceTensor, c: DeviceTensor, gr
     sub_w = _largest_divisor_at_most(nb, capacity)
     sub_h = _largest_divisor_at_most(mb, capacity // sub_w)
     num_kb = kt // kb
+    partial_fmt = DataFormat.Float32 if fp32_dest else DataFormat.Float16_b
 
     cores = CoreRangeSet((CoreRange(CoreCoord(0, 0), CoreCoord(gx - 1, gy - 1)),))
     cbs = [
         CircularBuffer(0, a.data_format, a.page_size, 2 * mb * kb, cores),
         CircularBuffer(1, b.data_format, b.page_size, 2 * kb * nb, cores),
-        CircularBuffer(24, DataFormat.Float32, DataFormat.Float32.tile_bytes, mb * nb, cores),
+        # Partial sums between k blocks: fp32 when DST accumulates in fp32, else bf16 (as DST holds).
+        CircularBuffer(24, partial_fmt, partial_fmt.tile_bytes, mb * nb, cores),
         CircularBuffer(16, c.data_format, c.page_size, 2 * sub_h * sub_w, cores),
     ]
     in0 = Kernel(EXAMPLES / "matmul_in0_reader.cpp", Role.RISCV_1, cores, a.accessor_args())
