@@ -183,10 +183,15 @@ class ReferenceModel:
             "norm_weight": self.w[p + "norm.weight"],
             "eps": cfg.rms_norm_eps,
         }
+        y = self._gdn_core(i, qkv, z, a, b, params, state)
+        return self._linear(y, p + "out_proj.weight")
+
+    def _gdn_core(self, i, qkv, z, a, b, params: dict, state: ModelState):
+        """Everything between the in- and out-projections; updates the layer's states."""
         y, state.conv_states[i], state.recurrent_states[i] = torch_ops.gdn_layer_core(
             qkv, z, a, b, params, state.conv_states[i], state.recurrent_states[i], self.gdn_scan
         )
-        return self._linear(y, p + "out_proj.weight")
+        return y
 
     def _attention_layer(self, i, x, state: ModelState, positions):
         cfg = self.config
@@ -202,9 +207,12 @@ class ReferenceModel:
         cos, sin = torch_ops.rope_cos_sin(positions, cfg.rotary_dim, cfg.rope_theta, self.dtype)
         q = torch_ops.apply_partial_rope(q, cos, sin)
         k = torch_ops.apply_partial_rope(k, cos, sin)
-        state.keys[i] = torch.cat([state.keys[i], k], dim=0)
-        state.values[i] = torch.cat([state.values[i], v], dim=0)
-        p0 = int(positions[0])
-        o = self.attention(q, state.keys[i], state.values[i], p0, D**-0.5)
+        o = self._attend(i, q, k, v, int(positions[0]), state)
         o = o * torch.sigmoid(gate)
         return self._linear(o.reshape(T, Hq * D), p + "o_proj.weight")
+
+    def _attend(self, i, q, k, v, p0: int, state: ModelState):
+        """Append this piece's K/V to the layer's cache and attend over all of it."""
+        state.keys[i] = torch.cat([state.keys[i], k], dim=0)
+        state.values[i] = torch.cat([state.values[i], v], dim=0)
+        return self.attention(q, state.keys[i], state.values[i], p0, self.config.attn_head_dim**-0.5)
