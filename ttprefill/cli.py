@@ -18,9 +18,11 @@ def _emit(result: dict, as_json: bool) -> None:
         print(f"{key:>22}: {value}")
 
 
-def _add_backend(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=["sim", "tt"], default="sim",
-                   help="sim: the simulator built from this repository (default); tt: a Wormhole card through ttnn")
+def _add_backend(p: argparse.ArgumentParser, with_torch: bool = False) -> None:
+    choices = ["sim", "tt", "torch"] if with_torch else ["sim", "tt"]
+    p.add_argument("--backend", choices=choices, default="sim",
+                   help="sim: the simulator built from this repository (default); tt: a Wormhole card through ttnn"
+                        + ("; torch: the host reference layers, no device programs" if with_torch else ""))
     p.add_argument("--timing-only", action="store_true",
                    help="simulator only: run control flow, CB traffic and the timing model, skip tile arithmetic")
 
@@ -56,13 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="the main job: a multi-turn shared-prompt workload on the tiny model")
-    _add_backend(demo)
+    _add_backend(demo, with_torch=True)
     demo.add_argument("--requests", type=int, default=6, help="number of requests in the workload")
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(func=cmd_demo)
 
     prefill = sub.add_parser("prefill", help="prefill one prompt and print the last token's logits")
-    _add_backend(prefill)
+    _add_backend(prefill, with_torch=True)
     prefill.add_argument("--tokens", help="file of whitespace-separated token ids ('-' for stdin)")
     prefill.add_argument("--text", help="text to tokenize with --tokenizer")
     prefill.add_argument("--tokenizer", help="a local tokenizer directory (Hugging Face tokenizer.json)")
