@@ -1,0 +1,156 @@
+"""The engine end to end: with the prefix cache equals without it equals the one-shot reference."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+from ttprefill.engine import Engine, EngineError, EngineOptions
+from ttprefill.model.config import get_preset
+from ttprefill.model.reference_model import ReferenceModel
+from ttprefill.model.weights import random_weights
+
+CONFIG = get_preset("tiny").with_changes(max_position_embeddings=4096)
+WEIGHTS = random_weights(CONFIG, seed=3)
+VOCAB = CONFIG.vocab_size
+
+
+REFERENCE = ReferenceModel(CONFIG, WEIGHTS, dtype=torch.float64, gdn_chunk=64)
+
+
+@functools.lru_cache(maxsize=64)
+def _reference(tokens: tuple[int, ...]):
+    state = REFERENCE.new_state()
+    logits = REFERENCE.forward(list(tokens), state, 0, last_only=True)
+    return logits.numpy(), state
+
+
+def reference(tokens):
+    """One-shot fp64 reference (chunked form, itself checked against the recurrent form in
+    test_reference_gdn): last logits and every GDN layer's final states."""
+    return _reference(tuple(tokens))
+
+
+def assert_matches_reference(result, tokens, tol=2e-4):
+    logits, state = reference(tokens)
+    scale = np.abs(logits).max()
+    np.testing.assert_allclose(result.last_logits, logits, atol=tol * scale, rtol=0)
+    for i in CONFIG.gdn_layers:
+        ref_s = state.recurrent_states[i].numpy()
+        np.testing.assert_allclose(result.state.recurrent_states[i].numpy(), ref_s,
+                                   atol=tol * max(1.0, np.abs(ref_s).max()), rtol=0)
+        np.testing.assert_allclose(result.state.conv_states[i].numpy(), state.conv_states[i].numpy(), atol=1e-5)
+
+
+def engine(backend="torch", **opts):
+    return Engine(CONFIG, WEIGHTS, backend=backend, options=EngineOptions(**opts), model_key="tiny-test")
+
+
+def prompts_with_shared_prefix(shared, tails, seed=0):
+    rng = np.random.default_rng(seed)
+    prefix = rng.integers(0, VOCAB, shared).tolist()
+    return [prefix + rng.integers(0, VOCAB, t).tolist() for t in tails]
+
+
+@pytest.mark.parametrize("chunk,block,every", [(64, 64, 1), (128, 64, 2), (256, 128, 1), (192, 64, 3)])
+def test_cache_hits_equal_one_shot_reference(chunk, block, every):
+    eng = engine(chunk_tokens=chunk, block_tokens=block, checkpoint_every_blocks=every)
+    prompts = prompts_with_shared_prefix(300, [37, 100, 1], seed=chunk)
+    results = [eng.prefill(p) for p in prompts]
+    assert results[0].cached_tokens == 0
+    assert all(r.cached_tokens > 0 for r in results[1:])
+    for r, p in zip(results, prompts):
+        assert_matches_reference(r, p)
+    eng.cache.check_invariants()
+
+
+def test_same_prompt_twice_hits_up_to_the_last_checkpoint_and_matches():
+    eng = engine(chunk_tokens=128, block_tokens=64, checkpoint_every_blocks=1)
+    p = prompts_with_shared_prefix(320, [0])[0]
+    first, second = eng.prefill(p), eng.prefill(p)
+    assert second.cached_tokens == 256  # a whole-prompt hit leaves the last block to compute
+    np.testing.assert_allclose(second.last_logits, first.last_logits, atol=1e-5)
+
+
+def test_a_hit_never_serves_other_tokens():
+    eng = engine(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1)
+    a = prompts_with_shared_prefix(256, [10])[0]
+    b = list(a)
+    b[130] = (b[130] + 1) % VOCAB  # differs inside block 2
+    eng.prefill(a)
+    rb = eng.prefill(b)
+    assert rb.cached_tokens == 128  # blocks 0 and 1 only
+    assert_matches_reference(rb, b)
+
+
+def test_queue_shares_an_inflight_prefix():
+    eng = engine(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=2, token_budget_per_step=64)
+    prompts = prompts_with_shared_prefix(256, [20, 30, 40], seed=5)
+    ids = [eng.submit(p) for p in prompts]
+    results = {r.request_id: r for r in eng.run()}
+    assert [results[i].cached_tokens for i in ids] == [0, 256, 256]
+    for i, p in zip(ids, prompts):
+        assert_matches_reference(results[i], p)
+
+
+@pytest.mark.parametrize("tokens,pattern", [
+    ([], "empty prompt"),
+    ([1, 2, VOCAB], f"token id {VOCAB} is outside the vocabulary"),
+    ([-1, 2], "token id -1 is outside the vocabulary"),
+    (list(range(10)) * 500, "longer than the model's 4096 positions"),
+])
+def test_bad_prompts_are_refused_and_the_cache_is_untouched(tokens, pattern):
+    eng = engine()
+    eng.prefill(prompts_with_shared_prefix(100, [0])[0])
+    before = eng.cache.stats()
+    with pytest.raises(EngineError, match=pattern):
+        eng.prefill(tokens)
+    eng.cache.check_invariants()
+    assert eng.cache.stats() == before
+
+
+def test_budget_smaller_than_one_chunk_is_refused():
+    with pytest.raises(EngineError, match="fewer than one chunk"):
+        engine(chunk_tokens=256, cache_budget_bytes=100_000)
+
+
+def test_weights_that_do_not_match_the_config_name_the_tensor():
+    bad = dict(WEIGHTS)
+    name = "model.layers.0.linear_attn.A_log"
+    bad[name] = np.zeros(7, np.float32)
+    with pytest.raises(ValueError, match=rf"{name}.*expected shape \(4,\), got \(7,\)"):
+        Engine(CONFIG, bad, backend="torch")
+
+
+class FlakyKernels:
+    """Torch kernels that fail on the n-th attention call: an injected device failure."""
+
+    def __init__(self, inner, fail_on: int):
+        self.inner, self.calls, self.fail_on = inner, 0, fail_on
+        self.page_tokens = inner.page_tokens
+
+    def gdn_core(self, *a):
+        return self.inner.gdn_core(*a)
+
+    def attention(self, *a):
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise RuntimeError("injected device failure")
+        return self.inner.attention(*a)
+
+
+def test_a_failed_request_leaves_the_cache_consistent_and_others_proceed():
+    eng = engine(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1)
+    eng.model.kernels = FlakyKernels(eng.kernels, fail_on=3)
+    prompts = prompts_with_shared_prefix(200, [10, 20], seed=9)
+    ids = [eng.submit(p) for p in prompts]
+    results = {r.request_id: r for r in eng.run()}
+    assert ids[0] in eng.failures and "injected" in str(eng.failures[ids[0]])
+    eng.cache.check_invariants()
+    assert_matches_reference(results[ids[1]], prompts[1])
+    # Nothing of the failed request is pinned: every page is either free or held by a cached block.
+    stats = eng.cache.stats()
+    assert stats.pages_used == sum(len(b.pages) for b in eng.cache._blocks.values())

@@ -1,0 +1,82 @@
+"""`ttprefill prefill`: one prompt through the engine; prints the last token's logits."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ttprefill.engine import Engine, EngineError, EngineOptions
+
+
+def read_tokens(args) -> list[int]:
+    if args.tokens and args.text:
+        raise EngineError("give either --tokens or --text, not both")
+    if args.tokens:
+        text = sys.stdin.read() if args.tokens == "-" else Path(args.tokens).read_text()
+        try:
+            return [int(t) for t in text.split()]
+        except ValueError as e:
+            raise EngineError(f"--tokens expects whitespace-separated integer token ids: {e}") from None
+    if args.text is not None:
+        if not args.tokenizer:
+            raise EngineError("--text needs --tokenizer DIR (a local directory with tokenizer.json)")
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise EngineError("--text needs the `tokenizers` package (pip install tokenizers)") from None
+        path = Path(args.tokenizer)
+        path = path / "tokenizer.json" if path.is_dir() else path
+        if not path.is_file():
+            raise EngineError(f"no tokenizer.json at {args.tokenizer}")
+        return Tokenizer.from_file(str(path)).encode(args.text).ids
+    raise EngineError("give the prompt with --tokens FILE (or - for stdin) or --text with --tokenizer")
+
+
+def load_model(name_or_dir: str):
+    """A preset with seeded random weights, or a directory holding config.json and safetensors."""
+    from ttprefill.model.config import from_hf_config, get_preset
+    from ttprefill.model.weights import load_weights, random_weights
+
+    path = Path(name_or_dir)
+    if path.is_dir():
+        config = from_hf_config(path / "config.json")
+        return config, load_weights(path, config), f"{path.resolve()}"
+    config = get_preset(name_or_dir)
+    return config, random_weights(config, seed=0), f"{name_or_dir}:random:0"
+
+
+def prefill_main(args) -> int:
+    try:
+        tokens = read_tokens(args)
+        config, weights, key = load_model(args.model)
+        budget = int(args.cache_budget_mb * 2**20)
+        options = EngineOptions(chunk_tokens=args.chunk, checkpoint_every_blocks=args.checkpoint_every,
+                                cache_budget_bytes=budget)
+        engine = Engine(config, weights, backend=args.backend, options=options, model_key=key)
+        result = engine.prefill(tokens)
+    except (EngineError, ValueError, FileNotFoundError) as e:
+        print(f"ttprefill prefill: {e}", file=sys.stderr)
+        return 2
+    out = {
+        "tokens": result.tokens,
+        "cached_tokens": result.cached_tokens,
+        "chunks": result.chunks,
+        "wall_s": result.wall_s,
+        "host_s": result.host_s,
+        "backend": args.backend,
+        "model": config.name,
+        "last_logits": [float(x) for x in result.last_logits],
+        "top_token": int(np.argmax(result.last_logits)),
+    }
+    if result.modeled_device_s is not None:
+        out["modeled_s"] = result.modeled_device_s
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k in ("tokens", "cached_tokens", "chunks", "wall_s", "modeled_s", "top_token"):
+            if k in out:
+                print(f"{k:>14}: {out[k]}")
+    return 0
