@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="benchmarks; --json prints one JSON object on stdout")
     bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine"])
-    _add_backend(bench)
+    _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seq", type=int, default=None)
     bench.add_argument("--q-heads", type=int, default=None)
