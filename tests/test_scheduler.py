@@ -1,0 +1,470 @@
+"""Chunk scheduler: chunk plans, the per-step budget, FIFO admission and in-flight prefix sharing.
+
+The expected chunk lists below are worked out by hand from the rules in scheduler.py's
+docstring. The integration tests and the state machine drive a real PrefixCache through a fake
+engine that writes (position, token) into pages and uses the consumed tokens as GDN state, so a
+request that reuses another's prefix is checked against its own tokens.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from ttprefill.cache import CacheFullError, PrefixCache
+from ttprefill.scheduler import (
+    Admission,
+    Chunk,
+    ChunkScheduler,
+    RequestState,
+    SchedulerStalled,
+)
+
+B = 8  # block tokens
+ALIGN = 4  # GDN chunk
+PT = 4  # page tokens
+
+
+def fixed_admit(hit: int = 0, checkpoints=()):
+    return lambda request: Admission(hit, checkpoints)
+
+
+def spans(step):
+    return [(r.request_id, chunk.start, chunk.end, chunk.save_checkpoint) for r, chunk in step]
+
+
+def run_to_end(sched: ChunkScheduler) -> list[list[tuple]]:
+    steps = []
+    while sched.has_work:
+        step = sched.next_step()
+        steps.append(spans(step))
+        for request, chunk in step:
+            sched.chunk_done(request, chunk)
+    return steps
+
+
+# ---------------------------------------------------------------- chunk plans
+
+
+def test_chunks_fit_the_device_and_end_on_checkpoints():
+    sched = ChunkScheduler(12, 1000, ALIGN, block_tokens=B, admit=fixed_admit(0, [16, 40, 48]))
+    sched.submit("a", range(50))
+    steps = run_to_end(sched)
+    assert steps == [
+        [("a", 0, 12, False)],
+        [("a", 12, 16, True)],
+        [("a", 16, 28, False)],
+        [("a", 28, 40, True)],
+        [("a", 40, 48, True)],
+        [("a", 48, 50, False)],  # the ragged end of the prompt need not be aligned
+    ]
+
+
+def test_chunks_start_after_the_hit_and_ignore_checkpoints_inside_it():
+    sched = ChunkScheduler(16, 1000, ALIGN, block_tokens=B, admit=fixed_admit(8, [8, 16]))
+    request = sched.submit("a", range(21))
+    steps = run_to_end(sched)
+    assert steps == [[("a", 8, 16, True)], [("a", 16, 21, False)]]
+    assert request.state is RequestState.DONE and request.computed_tokens == 13
+
+
+def test_a_budget_cut_keeps_whole_gdn_chunks():
+    sched = ChunkScheduler(16, 10, ALIGN, block_tokens=B, admit=fixed_admit())
+    sched.submit("a", range(30))
+    sched.submit("b", range(100, 110))  # shares no prefix with "a", so it does not wait
+    steps = run_to_end(sched)
+    # 10 tokens a step: "a" takes 8 (aligned), "b" cannot use the 2 left; a prompt end may be
+    # ragged, and then "b" gets the 4 left over.
+    assert steps == [
+        [("a", 0, 8, False)],
+        [("a", 8, 16, False)],
+        [("a", 16, 24, False)],
+        [("a", 24, 30, False), ("b", 0, 4, False)],
+        [("b", 4, 10, False)],
+    ]
+
+
+def test_the_step_budget_goes_to_earlier_requests_first():
+    sched = ChunkScheduler(16, 24, ALIGN, block_tokens=B, admit=fixed_admit())
+    sched.submit("a", range(40))
+    sched.submit("b", range(100, 140))
+    steps = run_to_end(sched)
+    assert steps[0] == [("a", 0, 16, False), ("b", 0, 8, False)]
+    assert steps[1] == [("a", 16, 32, False), ("b", 8, 16, False)]
+    assert steps[2] == [("a", 32, 40, False), ("b", 16, 32, False)]
+    assert steps[3] == [("b", 32, 40, False)]
+    assert all(sum(end - start for _, start, end, _ in step) <= 24 for step in steps)
+
+
+def test_a_request_has_one_chunk_in_flight():
+    sched = ChunkScheduler(8, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+    request = sched.submit("a", range(20))
+    [(_, first)] = sched.next_step()
+    assert sched.next_step() == []  # its next chunk needs the state the first one leaves
+    assert not sched.chunk_done(request, first)
+    [(_, second)] = sched.next_step()
+    assert (second.start, second.end) == (8, 16)
+    with pytest.raises(ValueError, match="not the one in flight"):
+        sched.chunk_done(request, first)
+    sched.check_invariants()
+
+
+# ---------------------------------------------------------------- admission
+
+
+def test_a_deferred_request_is_not_overtaken_and_a_hopeless_one_stalls():
+    admitted = []
+
+    def admit(request):
+        if request.request_id == "big":
+            return None
+        admitted.append(request.request_id)
+        return Admission(0)
+
+    sched = ChunkScheduler(8, 100, ALIGN, block_tokens=B, admit=admit)
+    sched.submit("big", range(100))
+    sched.submit("small", range(5))
+    with pytest.raises(SchedulerStalled, match="big"):
+        sched.next_step()
+    assert admitted == []
+
+
+def test_a_failing_admission_fails_only_that_request():
+    def admit(request):
+        if request.request_id == "bad":
+            raise CacheFullError("too long", permanent=True)
+        return Admission(0)
+
+    sched = ChunkScheduler(8, 100, ALIGN, block_tokens=B, admit=admit)
+    bad = sched.submit("bad", range(100))
+    sched.submit("ok", range(5))
+    with pytest.raises(CacheFullError):
+        sched.next_step()
+    assert bad.state is RequestState.FAILED and isinstance(bad.error, CacheFullError)
+    assert spans(sched.next_step()) == [("ok", 0, 5, False)]
+    sched.check_invariants()
+
+
+def test_bad_requests_and_settings_are_refused():
+    with pytest.raises(ValueError, match="smaller than one aligned chunk"):
+        ChunkScheduler(16, 2, ALIGN, block_tokens=B, admit=fixed_admit())
+    with pytest.raises(ValueError, match="multiple of chunk_alignment"):
+        ChunkScheduler(10, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+    with pytest.raises(ValueError, match="block_tokens"):
+        ChunkScheduler(16, 100, ALIGN, block_tokens=6, admit=fixed_admit())
+    with pytest.raises(ValueError, match="max_chunk_tokens"):
+        ChunkScheduler(0, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+
+    sched = ChunkScheduler(16, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+    with pytest.raises(ValueError, match="empty prompt"):
+        sched.submit("a", [])
+    sched.submit("a", [1])
+    with pytest.raises(ValueError, match="already queued"):
+        sched.submit("a", [2])
+    with pytest.raises(ValueError, match="not queued or running"):
+        sched.request_failed("nobody")
+
+    for admission, message in (
+        (Admission(6), "multiple of 4"),  # unaligned hit
+        (Admission(16), "below the prompt length"),  # nothing left to compute
+        (Admission(0, [12]), "multiples of block_tokens"),
+    ):
+        sched = ChunkScheduler(16, 100, ALIGN, block_tokens=B, admit=lambda r, a=admission: a)
+        request = sched.submit("a", range(16))
+        with pytest.raises(ValueError, match=message):
+            sched.next_step()
+        assert request.state is RequestState.FAILED and not sched.has_work
+
+
+# ---------------------------------------------------------------- with the prefix cache
+
+
+class Harness:
+    """A fake engine: the scheduler admits through a real PrefixCache and runs chunks here."""
+
+    def __init__(self, max_chunk=16, budget=64, share=True, **cache_options) -> None:
+        options = dict(
+            num_pages=64,
+            bytes_per_page=10,
+            model_key="tiny-test",
+            block_tokens=B,
+            page_tokens=PT,
+            checkpoint_every_blocks=None,
+            host_budget=10_000,
+        )
+        options.update(cache_options)
+        self.cache = PrefixCache(**options)
+        self.sched = ChunkScheduler(
+            max_chunk,
+            budget,
+            ALIGN,
+            block_tokens=B,
+            admit=self.admit,
+            share_inflight_prefixes=share,
+        )
+        self.memory: dict[int, dict[int, tuple[int, int]]] = {}
+        self.chunks: dict[str, list[Chunk]] = {}
+        self.hits: dict[str, int] = {}
+
+    def admit(self, request):
+        hit = self.cache.lookup(request.tokens)
+        self.check_hit(hit, request.tokens)
+        try:
+            reservation = self.cache.begin(request.request_id, request.tokens, hit)
+        except CacheFullError as error:
+            if error.permanent:
+                raise
+            return None
+        self.hits[request.request_id] = hit.num_tokens
+        return Admission(hit.num_tokens, reservation.checkpoint_positions, reservation)
+
+    def check_hit(self, hit, tokens) -> None:
+        for position in range(hit.num_tokens):
+            page = hit.page_ids[position // PT]
+            assert self.memory[page][position % PT] == (position, tokens[position])
+        expected_state = ("gdn", tuple(tokens[: hit.num_tokens])) if hit.num_tokens else None
+        assert hit.checkpoint == expected_state
+
+    def run(self, request, chunk) -> bool:
+        reservation = request.context
+        assert reservation.committed_tokens == chunk.start
+        for position in range(chunk.start, chunk.end):
+            page = reservation.page_table[position // PT]
+            self.memory.setdefault(page, {})[position % PT] = (position, request.tokens[position])
+        self.cache.commit_blocks(reservation, chunk.end)
+        if chunk.save_checkpoint:
+            state = ("gdn", tuple(request.tokens[: chunk.end]))
+            self.cache.store_checkpoint(reservation, chunk.end, state, 50)
+        self.chunks.setdefault(request.request_id, []).append(chunk)
+        done = self.sched.chunk_done(request, chunk)
+        if done:
+            self.cache.finish(reservation)
+        return done
+
+    def fail(self, request, error=None) -> None:
+        self.sched.request_failed(request, error)
+        if request.context is not None:
+            self.cache.abort(request.context)
+
+    def drain(self) -> None:
+        while self.sched.has_work:
+            for request, chunk in self.sched.next_step():
+                self.run(request, chunk)
+            self.sched.check_invariants()
+            self.cache.check_invariants()
+
+    def computed(self) -> int:
+        return sum(chunk.num_tokens for chunks in self.chunks.values() for chunk in chunks)
+
+
+SYSTEM = [(5 * i + 1) % 11 for i in range(32)]  # a shared system prompt of 4 blocks
+
+
+def test_a_request_waits_for_a_running_request_computing_its_prefix():
+    harness = Harness()
+    harness.sched.submit("a", SYSTEM + [1] * 10)
+    harness.sched.submit("b", SYSTEM + [2] * 7)
+    first = harness.sched.next_step()
+    assert spans(first) == [("a", 0, 16, False)]  # "b" waits instead of computing the same blocks
+    assert harness.sched.get("b").state is RequestState.WAITING
+    assert harness.sched.get("a").checkpoints == [32, 40]  # asked to checkpoint the shared end
+    for request, chunk in first:
+        harness.run(request, chunk)
+    harness.drain()
+    assert harness.hits == {"a": 0, "b": 32}
+    assert [(c.start, c.end) for c in harness.chunks["b"]] == [(32, 39)]
+    assert harness.computed() == 42 + 7
+
+    # The same workload without in-flight sharing computes the system prompt twice.
+    unshared = Harness(share=False)
+    unshared.sched.submit("a", SYSTEM + [1] * 10)
+    unshared.sched.submit("b", SYSTEM + [2] * 7)
+    unshared.drain()
+    assert unshared.hits == {"a": 0, "b": 0} and unshared.computed() == 42 + 39
+
+
+def test_a_waiting_request_computes_the_prefix_itself_if_the_other_fails():
+    harness = Harness()
+    harness.sched.submit("a", SYSTEM + [1] * 10)
+    harness.sched.submit("b", SYSTEM + [2] * 7)
+    [(request_a, chunk)] = harness.sched.next_step()
+    harness.run(request_a, chunk)  # blocks 0-1 published, no checkpoint yet
+    harness.fail(request_a, RuntimeError("device fault"))
+    harness.drain()
+    assert harness.hits == {"a": 0, "b": 0}
+    assert [(c.start, c.end) for c in harness.chunks["b"]] == [(0, 16), (16, 32), (32, 39)]
+    harness.cache.check_invariants()
+
+
+def test_no_wait_when_the_other_request_is_already_past_the_shared_prefix():
+    harness = Harness(max_chunk=48)
+    harness.sched.submit("a", SYSTEM + [1] * 10)
+    [(request_a, chunk_a)] = harness.sched.next_step()
+    assert (chunk_a.start, chunk_a.end) == (0, 40)  # in flight, past 32 without a checkpoint
+    harness.sched.submit("b", SYSTEM + [2] * 7)
+    step = harness.sched.next_step()
+    assert spans(step) == [("b", 0, 32, True)]  # waiting would not give it GDN state at 32
+    harness.run(request_a, chunk_a)
+    for request, chunk in step:
+        harness.run(request, chunk)
+    harness.drain()
+
+
+def test_a_later_request_reuses_the_checkpoint_of_a_finished_one():
+    harness = Harness()
+    harness.sched.submit("a", SYSTEM + [1] * 10)
+    harness.drain()
+    harness.sched.submit("b", SYSTEM + [1] * 10 + [3] * 9)  # the next turn of the same chat
+    harness.drain()
+    assert harness.hits["b"] == 40  # "a" checkpointed its last block end
+    assert [(c.start, c.end) for c in harness.chunks["b"]] == [(40, 48), (48, 51)]
+
+
+# ---------------------------------------------------------------- random sequences
+
+SHARED = [SYSTEM, [(3 * i + 2) % 7 for i in range(40)]]
+prompts = st.builds(
+    lambda base, cut, tail: (SHARED[base][:cut] + tail) or [1],
+    st.integers(0, len(SHARED) - 1),
+    st.integers(0, 40),
+    st.lists(st.integers(0, 6), max_size=14),
+)
+
+
+class SchedulerMachine(RuleBasedStateMachine):
+    """Random submissions, steps, completions and failures through scheduler and cache."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight: list[tuple[object, Chunk]] = []
+        self.next_id = 0
+        self.waited: dict[str, tuple[str, int]] = {}  # request -> (awaited request, target)
+        self.finished_upto: dict[str, int] = {}  # furthest progress of requests that succeeded
+
+    @initialize(
+        max_chunk=st.sampled_from([8, 16, 24]),
+        budget=st.sampled_from([8, 20, 64]),
+        pages=st.sampled_from([24, 64]),
+        every=st.sampled_from([None, 2]),
+    )
+    def setup(self, max_chunk, budget, pages, every):
+        self.harness = Harness(
+            max_chunk=max_chunk, budget=budget, num_pages=pages, checkpoint_every_blocks=every
+        )
+        self.sched = self.harness.sched
+        self.cache = self.harness.cache
+
+    @rule(prompt=prompts)
+    def submit(self, prompt):
+        request_id = f"r{self.next_id}"
+        self.next_id += 1
+        self.sched.submit(request_id, prompt)
+
+    @rule()
+    def step(self):
+        before = {r.request_id: r.state for r in self.sched.queued}
+        try:
+            step = self.sched.next_step()
+        except CacheFullError as error:  # a prompt larger than the whole cache
+            assert error.permanent
+            return
+        except SchedulerStalled:
+            # Only when the front request cannot fit while nothing runs; fail it and go on.
+            assert not self.sched.running
+            self.sched.request_failed(self.sched.queued[0], None)
+            return
+        assert sum(chunk.num_tokens for _, chunk in step) <= self.sched.token_budget_per_step
+        for request in self.sched.queued:
+            if request.state is RequestState.WAITING:
+                self.waited[request.request_id] = (request.waiting_on, request.wait_until)
+        for request, chunk in step:
+            if before.get(request.request_id) is not None:
+                self.check_admission(request)
+            self.check_chunk(request, chunk)
+            self.in_flight.append((request, chunk))
+
+    def check_admission(self, request):
+        """A request that waited for another's prefix must now find it in the cache."""
+        awaited = self.waited.get(request.request_id)
+        stats = self.cache.stats()
+        if awaited is None or stats.evicted_blocks or stats.dropped_checkpoints:
+            return
+        other, target = awaited
+        if self.finished_upto.get(other, 0) >= target:
+            assert request.hit_tokens >= target
+
+    def check_chunk(self, request, chunk):
+        assert chunk.start == request.done_upto and chunk.num_tokens >= 1
+        assert chunk.num_tokens <= self.sched.max_chunk_tokens
+        assert chunk.end == request.num_tokens or chunk.end % ALIGN == 0
+        assert chunk.is_last == (chunk.end == request.num_tokens)
+        following = [p for p in request.checkpoints if p > chunk.start]
+        assert not following or chunk.end <= following[0]  # never runs past a checkpoint
+        assert chunk.save_checkpoint == (chunk.end in request.checkpoints)
+
+    @rule()
+    def step_and_complete(self):
+        """The engine's plain loop: one step, every chunk run and reported."""
+        self.step()
+        while self.in_flight:
+            self._complete(0)
+
+    @precondition(lambda self: self.in_flight)
+    @rule(data=st.data())
+    def complete(self, data):
+        self._complete(data.draw(st.integers(0, len(self.in_flight) - 1)))
+
+    def _complete(self, index):
+        request, chunk = self.in_flight.pop(index)
+        self.finished_upto[request.request_id] = chunk.end
+        done = self.harness.run(request, chunk)
+        if done:
+            ran = self.harness.chunks[request.request_id]
+            assert ran[0].start == request.hit_tokens and ran[-1].end == request.num_tokens
+            assert all(a.end == b.start for a, b in zip(ran, ran[1:]))
+            ends = {c.end for c in ran if c.save_checkpoint}
+            assert set(request.checkpoints) <= ends
+
+    @precondition(lambda self: self.in_flight)
+    @rule(data=st.data())
+    def fail_chunk(self, data):
+        request, _ = self.in_flight.pop(data.draw(st.integers(0, len(self.in_flight) - 1)))
+        self.finished_upto.pop(request.request_id, None)
+        self.harness.fail(request, RuntimeError("injected"))
+
+    @precondition(lambda self: self.sched.queued)
+    @rule(data=st.data())
+    def cancel_queued(self, data):
+        request = data.draw(st.sampled_from(self.sched.queued))
+        self.sched.request_failed(request, None)
+
+    @invariant()
+    def consistent(self):
+        self.sched.check_invariants()
+        self.cache.check_invariants()
+
+    def teardown(self):
+        for request, chunk in self.in_flight:
+            self.harness.run(request, chunk)
+        self.in_flight = []
+        try:
+            self.harness.drain()
+        except (SchedulerStalled, CacheFullError):
+            pass
+        for request in self.sched.running + self.sched.queued:
+            self.harness.fail(request)
+        assert not self.sched.has_work
+        self.cache.check_invariants()
+        self.cache.evict_lru(10_000)
+        assert self.cache.pool.num_used == 0
+
+
+TestSchedulerMachine = SchedulerMachine.TestCase
+TestSchedulerMachine.settings = settings(
+    max_examples=60,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)

@@ -1,0 +1,412 @@
+"""The chunk scheduler: which request computes which tokens in each engine step.
+
+Requests are served first come, first served. A request is admitted (the engine looks its prompt
+up in the prefix cache and reserves pages) when it reaches the front, then its uncached tokens
+are cut into chunks that
+  - hold at most max_chunk_tokens tokens (what the device programs are built for),
+  - end on every checkpoint position (so the engine can save GDN state exactly there),
+  - end on a multiple of chunk_alignment unless they end the prompt (whole GDN chunks),
+  - fit the per-step token budget, which earlier requests use first.
+A request has at most one chunk in flight: its next chunk needs the state the previous one left.
+
+In-flight prefix sharing: if a running request is computing blocks that a new request
+also starts with, the new request waits until they are published and then finds them in the
+cache, instead of computing them a second time. If the running request has not yet passed the
+end of the shared blocks, it is asked to save a checkpoint there, so the whole shared prefix can
+be reused, GDN state included.
+
+Engine loop:
+
+    sched = ChunkScheduler(max_chunk_tokens=512, token_budget_per_step=2048,
+                           chunk_alignment=64, block_tokens=64, admit=admit)
+    sched.submit("r1", tokens)
+    while sched.has_work:
+        for request, chunk in sched.next_step():
+            ...run chunk.start:chunk.end, commit its blocks, save a checkpoint if
+               chunk.save_checkpoint...
+            if sched.chunk_done(request, chunk):
+                ...the prompt is prefilled...
+        (on a failure: sched.request_failed(request, error))
+
+where admit(request) -> Admission | None looks the prompt up and reserves pages, or returns None
+to try again at a later step (for example while the cache is full of pinned pages).
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from loguru import logger
+
+from .cache.blocks import chain_keys
+
+
+class RequestState(enum.Enum):
+    QUEUED = "queued"  # not admitted yet
+    WAITING = "waiting"  # waiting for a running request to publish a prefix it shares
+    RUNNING = "running"  # admitted: has a hit length, checkpoints, and chunks to run
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Prompt tokens [start, end) of one request, run as one piece on the device."""
+
+    request_id: str
+    start: int
+    end: int
+    save_checkpoint: bool  # store the GDN state at `end` in the prefix cache after this chunk
+    is_last: bool  # ends the prompt: the engine produces the last token's logits
+
+    @property
+    def num_tokens(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What admit() returns: the cached prefix length, where to checkpoint, engine context."""
+
+    hit_tokens: int
+    checkpoint_positions: Sequence[int] = ()
+    context: Any = None  # kept on the request for the engine (e.g. its cache reservation)
+
+
+@dataclass(eq=False)
+class ScheduledRequest:
+    request_id: str
+    tokens: tuple[int, ...]
+    order: int  # submission order
+    block_keys: list[bytes]  # chain keys of the full blocks (for in-flight prefix sharing)
+    state: RequestState = RequestState.QUEUED
+    hit_tokens: int = 0
+    checkpoints: list[int] = field(default_factory=list)  # sorted positions > hit_tokens
+    scheduled_upto: int = 0  # end of the last chunk handed out
+    done_upto: int = 0  # end of the last chunk reported done
+    in_flight: Chunk | None = None
+    waiting_on: str | None = None
+    wait_until: int = 0
+    context: Any = None
+    error: BaseException | None = None
+    computed_tokens: int = 0
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.tokens)
+
+
+AdmitFn = Callable[[ScheduledRequest], "Admission | None"]
+
+
+class SchedulerStalled(RuntimeError):
+    """Nothing can ever run: the front request is refused while no other request is running."""
+
+
+class ChunkScheduler:
+    def __init__(
+        self,
+        max_chunk_tokens: int,
+        token_budget_per_step: int,
+        chunk_alignment: int,
+        *,
+        admit: AdmitFn,
+        block_tokens: int = 64,
+        share_inflight_prefixes: bool = True,
+    ) -> None:
+        for name, value in (
+            ("max_chunk_tokens", max_chunk_tokens),
+            ("token_budget_per_step", token_budget_per_step),
+            ("chunk_alignment", chunk_alignment),
+            ("block_tokens", block_tokens),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if max_chunk_tokens % chunk_alignment:
+            raise ValueError(
+                f"max_chunk_tokens ({max_chunk_tokens}) must be a multiple of chunk_alignment "
+                f"({chunk_alignment}) so that full-size chunks hold whole GDN chunks"
+            )
+        if token_budget_per_step < chunk_alignment:
+            raise ValueError(
+                f"token_budget_per_step ({token_budget_per_step}) is smaller than one aligned "
+                f"chunk ({chunk_alignment} tokens): no chunk could ever be scheduled"
+            )
+        if block_tokens % chunk_alignment:
+            raise ValueError(
+                f"block_tokens ({block_tokens}) must be a multiple of chunk_alignment "
+                f"({chunk_alignment}) so that cache hits and checkpoints fall on chunk boundaries"
+            )
+        self.max_chunk_tokens = max_chunk_tokens
+        self.token_budget_per_step = token_budget_per_step
+        self.chunk_alignment = chunk_alignment
+        self.block_tokens = block_tokens
+        self.share_inflight_prefixes = share_inflight_prefixes
+        self._admit = admit
+        self._order = itertools.count()
+        self._queue: list[ScheduledRequest] = []  # QUEUED and WAITING, submission order
+        self._running: list[ScheduledRequest] = []  # admission order
+        self._requests: dict[str, ScheduledRequest] = {}  # every live request by id
+
+    # ------------------------------------------------------------------ requests in and out
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self._queue or self._running)
+
+    @property
+    def queued(self) -> list[ScheduledRequest]:
+        return list(self._queue)
+
+    @property
+    def running(self) -> list[ScheduledRequest]:
+        return list(self._running)
+
+    def get(self, request_id: str) -> ScheduledRequest | None:
+        return self._requests.get(request_id)
+
+    def submit(self, request_id: str, tokens: Sequence[int]) -> ScheduledRequest:
+        if len(tokens) == 0:
+            raise ValueError(f"request {request_id!r}: empty prompt, it needs at least one token")
+        if request_id in self._requests:
+            raise ValueError(f"request {request_id!r} is already queued or running")
+        tokens = tuple(map(int, tokens))
+        # The model key does not matter here: keys are only compared between queued prompts.
+        keys = chain_keys(tokens, self.block_tokens, "scheduler")
+        request = ScheduledRequest(request_id, tokens, next(self._order), keys)
+        self._queue.append(request)
+        self._requests[request_id] = request
+        return request
+
+    def chunk_done(self, request: ScheduledRequest | str, chunk: Chunk) -> bool:
+        """The engine ran and committed `chunk`; returns True when that finished the prompt."""
+        request = self._live(request)
+        if request.in_flight != chunk:
+            raise ValueError(
+                f"request {request.request_id!r}: chunk [{chunk.start}, {chunk.end}) is not the "
+                "one in flight"
+            )
+        request.in_flight = None
+        request.done_upto = chunk.end
+        request.computed_tokens += chunk.num_tokens
+        if chunk.end < request.num_tokens:
+            return False
+        request.state = RequestState.DONE
+        self._running.remove(request)
+        del self._requests[request.request_id]
+        return True
+
+    def request_failed(
+        self, request: ScheduledRequest | str, error: BaseException | None = None
+    ) -> None:
+        """Drop a request; requests waiting on its prefix will compute it themselves."""
+        request = self._live(request)
+        request.state = RequestState.FAILED
+        request.error = error
+        request.in_flight = None
+        for group in (self._queue, self._running):
+            if request in group:
+                group.remove(request)
+        del self._requests[request.request_id]
+        logger.info("scheduler: request {} failed: {}", request.request_id, error)
+
+    def _live(self, request: ScheduledRequest | str) -> ScheduledRequest:
+        request_id = request if isinstance(request, str) else request.request_id
+        live = self._requests.get(request_id)
+        if live is None or (not isinstance(request, str) and live is not request):
+            raise ValueError(f"request {request_id!r} is not queued or running")
+        return live
+
+    # ------------------------------------------------------------------ one step
+
+    def next_step(self) -> list[tuple[ScheduledRequest, Chunk]]:
+        """Admit what can be admitted, then hand out this step's chunks (earliest requests first).
+
+        If admit() raises, the request is marked failed and removed, and the error propagates;
+        call next_step() again to go on.
+        """
+        self._admit_ready()
+        step = self._plan_chunks()
+        if not step and self._queue and not self._running:
+            front = self._queue[0]
+            raise SchedulerStalled(
+                f"request {front.request_id!r} ({front.num_tokens} tokens) cannot be admitted and "
+                "nothing else is running to make room; fail it or enlarge the cache"
+            )
+        return step
+
+    def _admit_ready(self) -> None:
+        for request in list(self._queue):
+            if request.state is RequestState.WAITING:
+                if not self._wait_is_over(request):
+                    continue
+                request.state = RequestState.QUEUED
+                request.waiting_on = None
+            if self.share_inflight_prefixes and self._wait_for_inflight_prefix(request):
+                continue
+            try:
+                admission = self._admit(request)
+            except BaseException as error:
+                self.request_failed(request, error)
+                raise
+            if admission is None:
+                break  # first come, first served: nobody overtakes a deferred request
+            self._start(request, admission)
+
+    def _start(self, request: ScheduledRequest, admission: Admission) -> None:
+        request.context = admission.context  # on errors below, the engine finds it here to undo
+        hit = admission.hit_tokens
+        if not 0 <= hit < request.num_tokens or hit % self.chunk_alignment:
+            error = ValueError(
+                f"request {request.request_id!r}: admitted with hit_tokens={hit}; it must be a "
+                f"multiple of {self.chunk_alignment} below the prompt length {request.num_tokens}"
+            )
+            self.request_failed(request, error)
+            raise error
+        checkpoints = sorted(
+            {p for p in admission.checkpoint_positions if hit < p <= request.num_tokens}
+        )
+        misaligned = [p for p in checkpoints if p % self.block_tokens]
+        if misaligned:
+            error = ValueError(
+                f"request {request.request_id!r}: checkpoint positions {misaligned} are not "
+                f"multiples of block_tokens ({self.block_tokens})"
+            )
+            self.request_failed(request, error)
+            raise error
+        request.hit_tokens = request.scheduled_upto = request.done_upto = hit
+        request.checkpoints = checkpoints
+        request.state = RequestState.RUNNING
+        self._queue.remove(request)
+        self._running.append(request)
+
+    def _plan_chunks(self) -> list[tuple[ScheduledRequest, Chunk]]:
+        budget = self.token_budget_per_step
+        step: list[tuple[ScheduledRequest, Chunk]] = []
+        for request in self._running:
+            if request.in_flight is not None or request.scheduled_upto >= request.num_tokens:
+                continue
+            end = self._chunk_end(request, budget)
+            if end is None:
+                continue
+            chunk = Chunk(
+                request.request_id,
+                request.scheduled_upto,
+                end,
+                save_checkpoint=end in request.checkpoints,
+                is_last=end == request.num_tokens,
+            )
+            request.in_flight = chunk
+            request.scheduled_upto = end
+            budget -= chunk.num_tokens
+            step.append((request, chunk))
+        return step
+
+    def _chunk_end(self, request: ScheduledRequest, budget: int) -> int | None:
+        start = request.scheduled_upto
+        end = min(request.num_tokens, start + self.max_chunk_tokens, start + budget)
+        following = bisect.bisect_right(request.checkpoints, start)
+        if following < len(request.checkpoints) and request.checkpoints[following] <= end:
+            return request.checkpoints[following]  # block-aligned, so chunk-aligned too
+        if end < request.num_tokens:
+            end -= end % self.chunk_alignment  # cut mid-prompt only between GDN chunks
+        return end if end > start else None
+
+    # ------------------------------------------------------------------ in-flight sharing
+
+    def _wait_is_over(self, request: ScheduledRequest) -> bool:
+        other = self._requests.get(request.waiting_on)
+        return (
+            other is None
+            or other.state is not RequestState.RUNNING
+            or other.done_upto >= request.wait_until
+        )
+
+    def _wait_for_inflight_prefix(self, request: ScheduledRequest) -> bool:
+        """Make `request` wait if a running request is computing its prefix right now."""
+        # The cache never serves a whole prompt (one token is always computed), so neither do we.
+        usable_blocks = (request.num_tokens - 1) // self.block_tokens
+        best: tuple[int, ScheduledRequest] | None = None
+        # Any running request will do: running requests never wait, so waits cannot form a cycle.
+        for other in self._running:
+            shared = self._shared_blocks(request, other, usable_blocks) * self.block_tokens
+            target = self._reuse_point(other, shared)
+            if target is not None and (best is None or target > best[0]):
+                best = (target, other)
+        if best is None:
+            return False
+        target, other = best
+        if target not in other.checkpoints:
+            bisect.insort(other.checkpoints, target)
+        request.state = RequestState.WAITING
+        request.waiting_on = other.request_id
+        request.wait_until = target
+        logger.debug(
+            "scheduler: {} waits for {} to publish its first {} tokens",
+            request.request_id,
+            other.request_id,
+            target,
+        )
+        return True
+
+    def _reuse_point(self, other: ScheduledRequest, shared: int) -> int | None:
+        """Where `other` will have published (with GDN state) a prefix of the shared part.
+
+        None when waiting would not help: `other` got that prefix from the cache itself, or has
+        already published it, or has already passed it without a checkpoint on the way.
+        """
+        if shared <= other.hit_tokens:
+            return None
+        if other.scheduled_upto < shared:
+            target = shared  # not reached yet: it can still save a checkpoint right there
+        else:
+            passed = [p for p in other.checkpoints if other.hit_tokens < p <= shared]
+            if not passed:
+                return None
+            target = passed[-1]
+        return target if other.done_upto < target else None
+
+    @staticmethod
+    def _shared_blocks(a: ScheduledRequest, b: ScheduledRequest, limit: int) -> int:
+        """Number of leading full blocks two prompts share (at most `limit`).
+
+        Chain keys cover whole prefixes, so equal key i means equal blocks 0..i and a binary
+        search finds the first difference.
+        """
+        low, high = 0, min(limit, len(a.block_keys), len(b.block_keys))
+        while low < high:
+            middle = (low + high + 1) // 2
+            if a.block_keys[middle - 1] == b.block_keys[middle - 1]:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    # ------------------------------------------------------------------ invariants
+
+    def check_invariants(self) -> None:
+        problems = []
+        for request in self._running:
+            if request.state is not RequestState.RUNNING:
+                problems.append(f"{request.request_id}: in running list but {request.state}")
+            progress = (request.hit_tokens, request.done_upto, request.scheduled_upto)
+            if sorted(progress) != list(progress) or request.scheduled_upto > request.num_tokens:
+                problems.append(f"{request.request_id}: progress out of order")
+            chunk = request.in_flight
+            if chunk is None and request.done_upto != request.scheduled_upto:
+                problems.append(f"{request.request_id}: scheduled tokens with no chunk in flight")
+            progress = (request.done_upto, request.scheduled_upto)
+            if chunk is not None and (chunk.start, chunk.end) != progress:
+                problems.append(f"{request.request_id}: in-flight chunk does not match progress")
+        for request in self._queue:
+            if request.state not in (RequestState.QUEUED, RequestState.WAITING):
+                problems.append(f"{request.request_id}: in queue but {request.state}")
+        live = {r.request_id for r in self._queue} | {r.request_id for r in self._running}
+        if live != set(self._requests) or len(live) != len(self._queue) + len(self._running):
+            problems.append("request index does not match the queue and running lists")
+        if problems:
+            raise AssertionError("scheduler inconsistent: " + "; ".join(problems))
