@@ -17,11 +17,15 @@ GRID_X = 8
 GRID_Y = 8
 # Usable L1 per Tensix core (WORMHOLE.md, TensixTile/L1.md).
 L1_BYTES = 1_499_136
-# Bytes at the bottom of L1 that the simulator keeps for semaphores (16 B each, as tt-metal
-# aligns them) before circular buffers start.
-L1_RESERVED_BYTES = 1024
+# The bottom of L1 that firmware, mailboxes and semaphores occupy before circular buffers may start:
+# the end of the pinned ttnn release's Wormhole memory map (MEM_MAP_END). The simulator keeps its
+# semaphores there too (16 B each, as tt-metal aligns them).
+L1_RESERVED_BYTES = 35_168
 SEMAPHORE_STRIDE = 16
-MAX_SEMAPHORES = L1_RESERVED_BYTES // SEMAPHORE_STRIDE
+MAX_SEMAPHORES = 16  # per core, as tt-metal allows
+# Runtime args plus common runtime args of one kernel on one core: a 4096-byte dispatch packet shared
+# by three kernels, 4096 / (3 * 4) = 341 (tt-metal's limit).
+MAX_RUNTIME_ARGS = 341
 NUM_CIRCULAR_BUFFERS = 32
 DRAM_BANKS = 12
 DRAM_ALIGNMENT = 32  # page sizes are padded to this in DRAM (tt-metal's DRAM alignment)
@@ -228,6 +232,17 @@ class Program:
             for c in k.runtime_args:
                 if c not in k.cores:
                     raise ProgramError(f"kernel {k.name} has runtime args for core {tuple(c)} it does not run on")
+            n = len(k.common_runtime_args) + max((len(a) for a in k.runtime_args.values()), default=0)
+            if n > MAX_RUNTIME_ARGS:
+                raise ProgramError(f"kernel {k.name} has {n} runtime + common args on a core; tt-metal allows "
+                                   f"{MAX_RUNTIME_ARGS}: move bulk data (e.g. page tables) into a DRAM tensor")
+        roles_on: dict[tuple[CoreCoord, Role], str] = {}
+        for k in self.kernels:
+            for c in k.cores.cores():
+                if (c, k.role) in roles_on:
+                    raise ProgramError(f"core {tuple(c)} has two {k.role.value} kernels ({roles_on[(c, k.role)]} and "
+                                       f"{k.name}); each processor runs one kernel")
+                roles_on[(c, k.role)] = k.name
         for cb in self.circular_buffers:
             if not 0 <= cb.index < NUM_CIRCULAR_BUFFERS:
                 raise ProgramError(f"circular buffer index {cb.index} is out of range 0..{NUM_CIRCULAR_BUFFERS - 1}")

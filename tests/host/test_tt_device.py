@@ -1,0 +1,66 @@
+"""TTDevice: fails at once without a card; on a card (tests marked hardware) it runs a program."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ttprefill.device import tt_device
+from ttprefill.device.backends import open_device
+from ttprefill.device.program import DataFormat
+from ttprefill.device.tt_device import TTDevice, TTDeviceUnavailable
+
+
+def test_without_a_card_tt_device_fails_at_once(monkeypatch, tmp_path):
+    monkeypatch.setattr(tt_device, "DEVICE_NODES", tmp_path / "no-such-dir")
+    with pytest.raises(TTDeviceUnavailable, match="no Tenstorrent card found"):
+        TTDevice()
+    with pytest.raises(TTDeviceUnavailable, match="--backend sim"):
+        open_device("tt")
+
+
+def test_an_empty_driver_directory_is_no_card(monkeypatch, tmp_path):
+    monkeypatch.setattr(tt_device, "DEVICE_NODES", tmp_path)
+    assert not tt_device.card_present()
+    (tmp_path / "0").touch()
+    assert tt_device.card_present()
+
+
+def _bf16(values: np.ndarray) -> np.ndarray:
+    """Round float32 to bfloat16 (nearest, ties to even), written here from the format's definition."""
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+@pytest.mark.hardware
+def test_copy_program_runs_on_the_card():
+    from host_programs import copy_program
+    from ttprefill.device.program import CoreRangeSet
+
+    rng = np.random.default_rng(0)
+    with TTDevice() as device:
+        tiles = 8
+        data = rng.standard_normal((tiles * 32, 32)).astype(np.float32)
+        src = device.upload(data, DataFormat.Float16_b)
+        dst = device.allocate(data.shape, DataFormat.Float16_b)
+        program = copy_program(1, 1, tiles)
+        cores = CoreRangeSet.grid(1, 1)
+        core = cores.cores()[0]
+        reader, writer, _compute = program.kernels
+        reader.compile_time_args = src.accessor_args() + src.accessor_args()
+        reader.runtime_args = {core: [src.address, 0, 0, tiles, 1, 0]}
+        writer.compile_time_args = dst.accessor_args()
+        writer.runtime_args = {core: [dst.address, 0, tiles]}
+        program.inputs, program.outputs = {"src": src}, {"dst": dst}
+        device.run(program)
+        np.testing.assert_array_equal(device.download(dst), _bf16(data))
+
+
+@pytest.mark.hardware
+def test_worker_noc_coordinates_come_from_the_card():
+    from ttprefill.device.program import CoreCoord
+
+    with TTDevice() as device:
+        coords = {device.worker_noc_coord(CoreCoord(x, y)) for x in range(8) for y in range(8)}
+        assert len(coords) == 64  # distinct NoC coordinates for the 64 worker cores

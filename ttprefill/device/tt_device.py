@@ -1,0 +1,313 @@
+"""TTDevice: runs a Program on a Wormhole card through ttnn.generic_op.
+
+The translation Program -> ttnn.ProgramDescriptor (`program_to_descriptor`) needs ttnn but no card:
+descriptor objects are plain host objects, so CI builds and checks them (tests/host). Opening a
+device needs a card; without one TTDevice fails at once with TTDeviceUnavailable.
+
+Nothing here has run on silicon yet (no card is attached to the machines this was written on): the
+descriptor translation is checked against the real ttnn package, the device calls are not.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import formats
+from .program import CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, Role
+from .tensor import DeviceTensor
+from .ttnn_env import import_ttnn
+
+DEVICE_NODES = Path("/dev/tenstorrent")  # the kernel driver's device nodes, one per PCIe chip
+
+
+class TTDeviceUnavailable(RuntimeError):
+    """No Tenstorrent card can be opened from this machine."""
+
+
+def card_present() -> bool:
+    """Whether the Tenstorrent kernel driver exposes at least one chip (no ttnn call needed)."""
+    return DEVICE_NODES.is_dir() and any(DEVICE_NODES.iterdir())
+
+
+# --------------------------------------------------------------------------- translation
+def ttnn_data_type(ttnn, data_format: DataFormat):
+    """The ttnn DataType whose tt::DataFormat is `data_format` (ttnn converts it back for CBs)."""
+    table = {
+        DataFormat.Float16_b: ttnn.bfloat16,
+        DataFormat.Float32: ttnn.float32,
+        DataFormat.Bfp8_b: ttnn.bfloat8_b,
+        DataFormat.UInt32: ttnn.uint32,
+    }
+    return table[DataFormat(data_format)]
+
+
+def ttnn_math_fidelity(ttnn, fidelity: MathFidelity):
+    return getattr(ttnn.MathFidelity, MathFidelity(fidelity).name)
+
+
+def ttnn_core_range_set(ttnn, cores: CoreRangeSet):
+    """A ttnn.CoreRangeSet covering the same cores.
+
+    ttnn rejects overlapping ranges, which a Program may hold (CoreRangeSet.of dedupes cores, but
+    ranges built by hand can overlap); those are passed as one range per core instead.
+    """
+    ranges = list(cores.ranges)
+    covered = sum((r.end.x - r.start.x + 1) * (r.end.y - r.start.y + 1) for r in ranges)
+    if covered != len(cores.cores()):
+        ranges = [r for c in cores.cores() for r in CoreRangeSet.of([c]).ranges]
+    return ttnn.CoreRangeSet(
+        [ttnn.CoreRange(ttnn.CoreCoord(r.start.x, r.start.y), ttnn.CoreCoord(r.end.x, r.end.y)) for r in ranges]
+    )
+
+
+def _u32(values) -> list[int]:
+    return [int(v) & 0xFFFFFFFF for v in values]
+
+
+def kernel_config(ttnn, kernel: Kernel):
+    """The processor config: data-movement kernels name their RISC-V and NoC the way tt-metal's
+    reader (RISCV_1, NoC 1) and writer (RISCV_0, NoC 0) configs do; compute kernels carry the
+    compute config the simulator ran with."""
+    if kernel.role is Role.COMPUTE:
+        cfg = kernel.compute_config
+        return ttnn.ComputeConfigDescriptor(
+            math_fidelity=ttnn_math_fidelity(ttnn, cfg.math_fidelity),
+            math_approx_mode=bool(cfg.math_approx_mode),
+            fp32_dest_acc_en=bool(cfg.fp32_dest_acc_en),
+        )
+    if kernel.role is Role.RISCV_0:
+        return ttnn.DataMovementConfigDescriptor(
+            processor=ttnn.DataMovementProcessor.RISCV_0, noc=ttnn.NOC.RISCV_0_default
+        )
+    return ttnn.DataMovementConfigDescriptor(processor=ttnn.DataMovementProcessor.RISCV_1, noc=ttnn.NOC.RISCV_1_default)
+
+
+def kernel_descriptor(ttnn, kernel: Kernel):
+    """One KernelDescriptor. The kernel file goes by absolute path (tt-metal's JIT accepts that) and
+    its folder is an include path, for kernel-local helper headers. Role defines (COMPILE_FOR_*,
+    NOC_INDEX, MATH_FIDELITY, ...) are not passed: tt-metal's JIT sets them itself from the config."""
+    source = kernel.source.resolve()
+    return ttnn.KernelDescriptor(
+        kernel_source=str(source),
+        source_type=ttnn.KernelDescriptor.SourceType.FILE_PATH,
+        core_ranges=ttnn_core_range_set(ttnn, kernel.cores),
+        compile_time_args=_u32(kernel.compile_time_args),
+        defines=sorted((str(k), str(v)) for k, v in kernel.defines.items()),
+        runtime_args=[(ttnn.CoreCoord(c.x, c.y), _u32(args)) for c, args in sorted(kernel.runtime_args.items())],
+        common_runtime_args=_u32(kernel.common_runtime_args),
+        config=kernel_config(ttnn, kernel),
+        compiler_include_paths=[str(source.parent)],
+    )
+
+
+def program_to_descriptor(program: Program, ttnn=None):
+    """Translate a backend-neutral Program into a ttnn.ProgramDescriptor (needs ttnn, not a card)."""
+    ttnn = ttnn or import_ttnn()
+    program.validate()
+    kernels = [kernel_descriptor(ttnn, k) for k in program.kernels]
+    cbs = [
+        ttnn.CBDescriptor(
+            total_size=cb.total_size,
+            core_ranges=ttnn_core_range_set(ttnn, cb.cores),
+            format_descriptors=[
+                ttnn.CBFormatDescriptor(
+                    buffer_index=cb.index,
+                    data_format=ttnn_data_type(ttnn, cb.data_format),
+                    page_size=cb.page_size,
+                )
+            ],
+        )
+        for cb in program.circular_buffers
+    ]
+    semaphores = [
+        ttnn.SemaphoreDescriptor(
+            id=s.id,
+            core_type=ttnn.CoreType.WORKER,
+            core_ranges=ttnn_core_range_set(ttnn, s.cores),
+            initial_value=s.initial_value,
+        )
+        for s in program.semaphores
+    ]
+    return ttnn.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
+
+
+# --------------------------------------------------------------------------- the device
+@dataclass
+class TTTensor(DeviceTensor):
+    """A tiled, DRAM-interleaved tensor on the card; `address` is the buffer's real DRAM address."""
+
+    ttnn_tensor: object = field(default=None, repr=False)
+
+    def accessor_args(self) -> list[int]:
+        """The TensorAccessorArgs compile-time args ttnn itself emits for this buffer."""
+        ttnn = import_ttnn()
+        args = ttnn.TensorAccessorArgs(self.ttnn_tensor)
+        if list(args.get_common_runtime_args()):
+            raise NotImplementedError(
+                "this tensor's TensorAccessorArgs need common runtime args, which the program builders do not pass "
+                "(they expect interleaved DRAM tensors configured at compile time)"
+            )
+        return list(args.get_compile_time_args())
+
+
+@dataclass
+class TTRunReport:
+    """What a run on the card reports: host wall time only (no cycle model on silicon)."""
+
+    program: str
+    wall_s: float
+    cycles: None = None
+    modeled_s: None = None
+    extra: dict = field(default_factory=dict)
+
+
+class TTDevice:
+    """A Wormhole card (n150: one chip; n300: a 1x2 mesh), driven through ttnn.
+
+    The public surface matches SimDevice: allocate/upload/write/download/free, read_pages/
+    write_pages, run(program), worker_noc_coord. On a mesh the program runs on every chip (SPMD) on
+    replicated tensors; downloads read the first chip.
+    """
+
+    kind = "tt"
+    grid = (8, 8)
+
+    def __init__(self, mesh_shape: tuple[int, int] = (1, 1)):
+        if not card_present():
+            raise TTDeviceUnavailable(
+                f"no Tenstorrent card found ({DEVICE_NODES} has no device nodes; is the tt-kmd driver loaded and a "
+                f"Wormhole n150/n300 installed?). Use --backend sim to run on the simulator."
+            )
+        self._ttnn = ttnn = import_ttnn()
+        try:
+            available = ttnn.GetNumAvailableDevices()
+        except RuntimeError as e:
+            raise TTDeviceUnavailable(f"no Tenstorrent card found: ttnn could not enumerate chips ({e})") from None
+        wanted = mesh_shape[0] * mesh_shape[1]
+        if available < wanted:
+            raise TTDeviceUnavailable(f"a {mesh_shape[0]}x{mesh_shape[1]} mesh needs {wanted} chips; ttnn sees {available}")
+        self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape))
+        grid = self.mesh.compute_with_storage_grid_size()
+        if grid.x < self.grid[0] or grid.y < self.grid[1]:
+            self.close()
+            raise TTDeviceUnavailable(
+                f"the card's worker grid is {grid.x}x{grid.y}; the program builders assume {self.grid[0]}x{self.grid[1]}"
+            )
+        self.last_report: TTRunReport | None = None
+
+    def close(self) -> None:
+        if getattr(self, "mesh", None) is not None:
+            self._ttnn.close_mesh_device(self.mesh)
+            self.mesh = None
+
+    def __enter__(self) -> "TTDevice":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ tensors
+    def _host_tensor(self, array: np.ndarray, data_format: DataFormat, device=None):
+        ttnn = self._ttnn
+        values = np.asarray(array, np.uint32 if data_format is DataFormat.UInt32 else np.float32)
+        kwargs = {"device": device, "mem_config": ttnn.DRAM_MEMORY_CONFIG} if device is not None else {}
+        return ttnn.Tensor(values, data_type=ttnn_data_type(ttnn, data_format), layout=ttnn.TILE_LAYOUT, **kwargs)
+
+    def _wrap(self, shape, data_format: DataFormat, tt_tensor) -> TTTensor:
+        t = TTTensor(tuple(int(s) for s in shape), DataFormat(data_format), int(tt_tensor.buffer_address()), self,
+                     ttnn_tensor=tt_tensor)
+        if t.aligned_page_size != tt_tensor.buffer_aligned_page_size() or t.num_pages != tt_tensor.buffer_num_pages():
+            raise RuntimeError(
+                f"ttnn laid out {shape} {data_format.name} as {tt_tensor.buffer_num_pages()} pages of "
+                f"{tt_tensor.buffer_aligned_page_size()} B; the program builders expect {t.num_pages} of {t.aligned_page_size} B"
+            )
+        return t
+
+    def allocate(self, shape: tuple[int, ...], data_format: DataFormat) -> TTTensor:
+        ttnn = self._ttnn
+        shape = tuple(int(s) for s in shape)
+        if len(shape) < 2 or any(s <= 0 for s in shape):
+            raise ValueError(f"device tensors need at least 2 positive dims, got {shape}")
+        tt_tensor = ttnn.allocate_tensor_on_device(
+            ttnn.Shape(shape), ttnn_data_type(ttnn, data_format), ttnn.TILE_LAYOUT, self.mesh, ttnn.DRAM_MEMORY_CONFIG
+        )
+        return self._wrap(shape, data_format, tt_tensor)
+
+    def upload(self, array: np.ndarray, data_format: DataFormat) -> TTTensor:
+        array = np.asarray(array)
+        data_format = DataFormat(data_format)
+        return self._wrap(array.shape, data_format, self._host_tensor(array, data_format, self.mesh))
+
+    def write(self, tensor: TTTensor, array: np.ndarray) -> None:
+        self._check_live(tensor)
+        if tuple(array.shape) != tensor.shape:
+            raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {tensor.shape}")
+        self._ttnn.copy_host_to_device_tensor(self._host_tensor(array, tensor.data_format), tensor.ttnn_tensor)
+
+    def download(self, tensor: TTTensor) -> np.ndarray:
+        self._check_live(tensor)
+        host = self._ttnn.from_device(tensor.ttnn_tensor)
+        if self.mesh.get_num_devices() > 1:
+            host = self._ttnn.get_device_tensors(host)[0]
+        values = np.asarray(host.to_numpy())
+        dtype = np.uint32 if tensor.data_format is DataFormat.UInt32 else np.float32
+        return values.astype(dtype).reshape(tensor.shape)
+
+    def read_pages(self, tensor: TTTensor, first_page: int, num_pages: int) -> np.ndarray:
+        """Pages in the device byte format, like SimDevice.read_pages (whole-tensor round trip: slow)."""
+        if first_page < 0 or first_page + num_pages > tensor.num_pages:
+            raise ValueError(f"pages [{first_page}, {first_page + num_pages}) outside the tensor's {tensor.num_pages} pages")
+        data = formats.to_device_bytes(self.download(tensor), tensor.data_format)
+        return data[first_page * tensor.page_size:(first_page + num_pages) * tensor.page_size]
+
+    def write_pages(self, tensor: TTTensor, first_page: int, data: np.ndarray) -> None:
+        n = len(data) // tensor.page_size
+        if first_page < 0 or first_page + n > tensor.num_pages:
+            raise ValueError(f"pages [{first_page}, {first_page + n}) outside the tensor's {tensor.num_pages} pages")
+        whole = np.array(formats.to_device_bytes(self.download(tensor), tensor.data_format), np.uint8)
+        whole[first_page * tensor.page_size:(first_page + n) * tensor.page_size] = np.asarray(data, np.uint8)
+        self.write(tensor, formats.from_device_bytes(whole, tensor.data_format, tensor.shape))
+
+    def free(self, tensor: TTTensor) -> None:
+        self._check_live(tensor)
+        self._ttnn.deallocate(tensor.ttnn_tensor)
+        tensor.freed = True
+
+    def _check_live(self, tensor: DeviceTensor) -> None:
+        if not isinstance(tensor, TTTensor) or tensor.device is not self:
+            raise ValueError("tensor belongs to another device")
+        if tensor.freed:
+            raise ValueError("tensor was freed")
+
+    # ------------------------------------------------------------------ programs
+    def worker_noc_coord(self, core) -> tuple[int, int]:
+        """NoC coordinates of a logical worker core (what multicasting kernels address)."""
+        c = self.mesh.worker_core_from_logical_core(self._ttnn.CoreCoord(core.x, core.y))
+        return (c.x, c.y)
+
+    def io_tensors(self, program: Program) -> list:
+        """generic_op's tensor list: inputs, then the pre-allocated outputs last."""
+        out = []
+        for name, t in [*program.inputs.items(), *program.outputs.items()]:
+            if not isinstance(t, TTTensor) or t.device is not self:
+                raise ValueError(f"{program.name}: tensor {name!r} is not a tensor on this card")
+            if t.ttnn_tensor not in out:
+                out.append(t.ttnn_tensor)
+        if not program.outputs:
+            raise ValueError(f"{program.name}: generic_op needs at least one output tensor in program.outputs")
+        return out
+
+    def run(self, program: Program) -> TTRunReport:
+        from .ttnn_checks import check_program_against_ttnn
+
+        check_program_against_ttnn(program)  # raises on anything the card would reject
+        t0 = time.perf_counter()
+        descriptor = program_to_descriptor(program, self._ttnn)
+        self._ttnn.generic_op(self.io_tensors(program), descriptor)
+        self._ttnn.synchronize_device(self.mesh)
+        self.last_report = TTRunReport(program.name, time.perf_counter() - t0)
+        return self.last_report

@@ -1,0 +1,44 @@
+"""Representative programs of every kernel family, for the checks against the real ttnn.
+
+A program builder module registers a zero-argument function per test shape that builds its
+Program. Its tensors come from ttprefill.device.offline_device.OfflineDevice, which lays tensors
+out in DRAM like the simulator but holds no data and needs neither the simulator extension nor a
+card, so the registry works in .venv-tt. tests/host build the real ttnn descriptors for each and
+check them (ttprefill.device.ttnn_checks). Keep the functions cheap: no kernel runs, no compilation.
+
+    @register("flash_attention/seq256_d128")
+    def _fa_small() -> Program: ...
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ttprefill.device.program import Program
+
+TEST_PROGRAMS: dict[str, Callable[[], Program]] = {}
+
+
+def register(name: str) -> Callable[[Callable[[], Program]], Callable[[], Program]]:
+    """Add a builder of a representative Program under a unique name."""
+
+    def add(build: Callable[[], Program]) -> Callable[[], Program]:
+        if name in TEST_PROGRAMS:
+            raise ValueError(f"test program {name!r} registered twice")
+        TEST_PROGRAMS[name] = build
+        return build
+
+    return add
+
+
+def discover() -> dict[str, Callable[[], Program]]:
+    """Import every module of ttprefill.ops (so their @register lines run) and return the registry."""
+    import importlib
+    import pkgutil
+
+    import ttprefill.ops as ops
+
+    for module in pkgutil.iter_modules(ops.__path__):
+        if module.name != "registry":
+            importlib.import_module(f"ttprefill.ops.{module.name}")
+    return TEST_PROGRAMS
