@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["drift"]:
+        # The drift report has its own argument parser; hand it everything after the subcommand.
+        from ttprefill import drift
+
+        return drift.main(argv[1:])
     args = build_parser().parse_args(argv)
     if getattr(args, "json", False):
         # Logs go to stderr; stdout carries exactly one JSON object.

@@ -43,7 +43,7 @@ void kernel_main() {
         if (is_sender) {
             for (uint32_t r = 0; r < mb; ++r) {
                 for (uint32_t k = 0; k < kb; ++k) {
-                    noc_async_read_tile((row0 + r) * kt_total + b * kb + k, a, l1 + (r * kb + k) * tile_bytes);
+                    noc_async_read_page((row0 + r) * kt_total + b * kb + k, a, l1 + (r * kb + k) * tile_bytes);
                 }
             }
             noc_async_read_barrier();

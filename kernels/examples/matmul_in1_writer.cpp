@@ -53,7 +53,7 @@ void kernel_main() {
         if (is_sender) {
             for (uint32_t k = 0; k < kb; ++k) {
                 for (uint32_t c = 0; c < nb; ++c) {
-                    noc_async_read_tile((blk * kb + k) * nt_total + col0 + c, b_acc, l1 + (k * nb + c) * in1_tile);
+                    noc_async_read_page((blk * kb + k) * nt_total + col0 + c, b_acc, l1 + (k * nb + c) * in1_tile);
                 }
             }
             noc_async_read_barrier();
@@ -83,7 +83,7 @@ void kernel_main() {
             for (uint32_t r = 0; r < sub_h; ++r) {
                 for (uint32_t c = 0; c < sub_w; ++c) {
                     uint32_t tile = (row0 + sr * sub_h + r) * nt_total + col0 + sc * sub_w + c;
-                    noc_async_write_tile(tile, c_acc, l1);
+                    noc_async_write_page(tile, c_acc, l1);
                     l1 += out_tile;
                 }
             }

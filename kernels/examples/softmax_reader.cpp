@@ -26,7 +26,7 @@ void kernel_main() {
     for (uint32_t r = first; r < first + count; ++r) {
         cb_reserve_back(cb_x, ct);
         uint32_t l1 = get_write_ptr(cb_x);
-        for (uint32_t c = 0; c < ct; ++c) noc_async_read_tile(r * ct + c, x, l1 + c * tile);
+        for (uint32_t c = 0; c < ct; ++c) noc_async_read_page(r * ct + c, x, l1 + c * tile);
         noc_async_read_barrier();
         cb_push_back(cb_x, ct);
     }

@@ -17,7 +17,7 @@ void kernel_main() {
     for (uint32_t r = first; r < first + count; ++r) {
         cb_wait_front(cb_out, ct);
         uint32_t l1 = get_read_ptr(cb_out);
-        for (uint32_t c = 0; c < ct; ++c) noc_async_write_tile(r * ct + c, out, l1 + c * tile);
+        for (uint32_t c = 0; c < ct; ++c) noc_async_write_page(r * ct + c, out, l1 + c * tile);
         noc_async_write_barrier();
         cb_pop_front(cb_out, ct);
     }

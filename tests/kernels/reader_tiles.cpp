@@ -26,18 +26,18 @@ void kernel_main() {
         cb_reserve_back(cb_b, b_block);
         uint32_t l1 = get_write_ptr(cb_b);
         for (uint32_t i = 0; i < b_block; ++i) {
-            noc_async_read_tile(i, b, l1 + i * get_tile_size(cb_b));
+            noc_async_read_page(i, b, l1 + i * get_tile_size(cb_b));
         }
         noc_async_read_barrier();
         cb_push_back(cb_b, b_block);
     }
     for (uint32_t t = first; t < first + count; ++t) {
         cb_reserve_back(cb_a, 1);
-        noc_async_read_tile(t, a, get_write_ptr(cb_a));
+        noc_async_read_page(t, a, get_write_ptr(cb_a));
         if (inputs == 2 && b_block == 0) {
             const auto b = TensorAccessor(args_b, addr_b, get_tile_size(cb_b));
             cb_reserve_back(cb_b, 1);
-            noc_async_read_tile(t, b, get_write_ptr(cb_b));
+            noc_async_read_page(t, b, get_write_ptr(cb_b));
             noc_async_read_barrier();
             cb_push_back(cb_b, 1);
         }

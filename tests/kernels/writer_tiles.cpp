@@ -13,7 +13,7 @@ void kernel_main() {
     const auto out = TensorAccessor(args, addr, get_tile_size(cb_out));
     for (uint32_t t = first; t < first + count; ++t) {
         cb_wait_front(cb_out, 1);
-        noc_async_write_tile(t, out, get_read_ptr(cb_out));
+        noc_async_write_page(t, out, get_read_ptr(cb_out));
         noc_async_write_barrier();
         cb_pop_front(cb_out, 1);
     }

@@ -68,6 +68,7 @@ enum class DataFormat : uint8_t {
     Invalid = 0xff
 };
 
+enum class ProgrammableCoreType { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2, COUNT = 3 };
 enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 enum PoolType { SUM, AVG, MAX, MIN };
 enum ReduceDim { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };

@@ -40,6 +40,7 @@ enum class SfpuOp : uint32_t {
     Log,
     Abs,
     Square,
+    Cumsum,  // column-wise running sum (api/compute/cumsum.h), carries totals between calls
     Count
 };
 

@@ -80,13 +80,13 @@ template <bool DRAM>
 struct InterleavedAddrGen {
     uint32_t bank_base_address;
     uint32_t page_size;
-    std::uint64_t get_noc_addr(const uint32_t id, const uint32_t offset = 0, uint8_t noc = noc_index) const {
+    std::uint64_t get_noc_addr(const uint32_t id, const uintptr_t offset = 0, uint8_t noc = noc_index) const {
         static_assert(DRAM, "the simulator supports DRAM interleaved buffers only");
         (void)noc;
-        return TTSIM->dram_page_noc_addr(bank_base_address, id, page_size, offset);
+        return TTSIM->dram_page_noc_addr(bank_base_address, id, page_size, uint32_t(offset));
     }
 };
-template <bool DRAM>
+template <bool DRAM, uint32_t tile_hw = 1024>
 struct InterleavedAddrGenFast {
     uint32_t bank_base_address;
     uint32_t page_size;
@@ -101,7 +101,7 @@ struct InterleavedAddrGenFast {
 namespace ttsim::detail {
 template <typename AddrGen>
 uint32_t page_size_of(const AddrGen& g) {
-    if constexpr (std::is_same_v<AddrGen, TensorAccessor>) {
+    if constexpr (is_tensor_accessor<AddrGen>::value) {
         return g.aligned_page_size;
     } else {
         return g.page_size;
@@ -168,23 +168,25 @@ FORCE_INLINE void noc_async_write_page(
     uint32_t bytes = size ? size : ttsim::detail::page_size_of(addrgen) - offset;
     TTSIM->noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset), bytes);
 }
+template <typename DSpec>
 FORCE_INLINE void noc_async_read_tile(
-    const uint32_t id, const TensorAccessor& addrgen, uint32_t dst_local_l1_addr, uint32_t offset = 0, uint8_t noc = noc_index) {
+    const uint32_t id, const TensorAccessor<DSpec>& addrgen, uint32_t dst_local_l1_addr, uint32_t offset = 0, uint8_t noc = noc_index) {
     noc_async_read_page(id, addrgen, dst_local_l1_addr, offset, noc);
 }
-template <bool DRAM>
+template <bool DRAM, uint32_t tile_hw>
 FORCE_INLINE void noc_async_read_tile(
-    const uint32_t id, const InterleavedAddrGenFast<DRAM>& addrgen, uint32_t dst_local_l1_addr, uint32_t offset = 0,
+    const uint32_t id, const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen, uint32_t dst_local_l1_addr, uint32_t offset = 0,
     uint8_t noc = noc_index) {
     noc_async_read_page(id, addrgen, dst_local_l1_addr, offset, noc);
 }
+template <typename DSpec>
 FORCE_INLINE void noc_async_write_tile(
-    const uint32_t id, const TensorAccessor& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
+    const uint32_t id, const TensorAccessor<DSpec>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
     noc_async_write_page(id, addrgen, src_local_l1_addr, 0, 0, noc);
 }
-template <bool DRAM>
+template <bool DRAM, uint32_t tile_hw>
 FORCE_INLINE void noc_async_write_tile(
-    const uint32_t id, const InterleavedAddrGenFast<DRAM>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
+    const uint32_t id, const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
     noc_async_write_page(id, addrgen, src_local_l1_addr, 0, 0, noc);
 }
 
@@ -207,7 +209,7 @@ inline void noc_async_full_barrier(uint8_t noc_idx = noc_index) {
 }
 
 // ---- semaphores
-template <int type = 0>
+template <ProgrammableCoreType type = ProgrammableCoreType::TENSIX>
 FORCE_INLINE uintptr_t get_semaphore(uint32_t semaphore_id) {
     return TTSIM->semaphore_addr(semaphore_id);
 }

@@ -1,13 +1,21 @@
 // TensorAccessor for interleaved DRAM tensors: page i lives in bank i % 12 at
 // bank_base + (i / 12) * aligned_page_size, which the simulator resolves to a NoC address.
+//
+// As in TT-Metalium, TensorAccessor is a class template (over its distribution spec; here the
+// TensorAccessorArgs type), deduced from the args object: `const auto acc = TensorAccessor(args, addr, size);`.
+// Helper functions that take an accessor must therefore be templates, exactly as on the device.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "api/tensor/tensor_accessor_args.h"
 #include "ttsim/common.h"
 
+template <typename DSpecT>
 struct TensorAccessor {
+    using DSpec = DSpecT;
+    static constexpr bool is_dram = true;
     uint32_t bank_base_address = 0;
     uint32_t aligned_page_size = 0;
 
@@ -25,5 +33,18 @@ struct TensorAccessor {
         return TTSIM->dram_page_noc_addr(bank_base_address, page_id, aligned_page_size, offset);
     }
     uint32_t get_aligned_page_size() const { return aligned_page_size; }
-    uint32_t page_size() const { return aligned_page_size; }
 };
+
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>&, uint32_t)
+    -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>;
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>&, uint32_t, uint32_t)
+    -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>;
+
+namespace ttsim::detail {
+template <typename T>
+struct is_tensor_accessor : std::false_type {};
+template <typename D>
+struct is_tensor_accessor<TensorAccessor<D>> : std::true_type {};
+}  // namespace ttsim::detail

@@ -5,7 +5,9 @@
 
 enum class InputClamping : uint8_t { ClampToNegative = 1, None = 0 };
 
-template <bool approx = false, bool fast_and_approx = false, uint32_t scale = 0x3F800000>
+// As in the pinned ttnn headers: `scale` (fp32 bits) is the factor the approximate path bakes in at init.
+template <bool approx = false, uint32_t scale = 0x3F800000,
+          InputClamping input_clamping = InputClamping::ClampToNegative, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_tile_init() {
     TTSIM->sfpu_init(ttsim::SfpuOp::Exp);
 }

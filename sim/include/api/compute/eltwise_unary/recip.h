@@ -3,9 +3,14 @@
 
 #include "api/compute/compute_kernel_hw_startup.h"
 
-template <bool legacy_compat = true>
+enum class ReciprocalDestAcc { BF16, FP32 };
+enum class ReciprocalApproxMode { Default, Precise, Approximate };
+
+template <ReciprocalDestAcc dest_acc = DST_ACCUM_MODE ? ReciprocalDestAcc::FP32 : ReciprocalDestAcc::BF16,
+          ReciprocalApproxMode approximation = ReciprocalApproxMode::Default>
 ALWI void recip_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::Recip); }
-template <bool legacy_compat = true>
+template <ReciprocalDestAcc dest_acc = DST_ACCUM_MODE ? ReciprocalDestAcc::FP32 : ReciprocalDestAcc::BF16,
+          ReciprocalApproxMode approximation = ReciprocalApproxMode::Default>
 ALWI void recip_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC) {
     (void)vector_mode;
     TTSIM->sfpu_unary(ttsim::SfpuOp::Recip, idst, 0, 0);
