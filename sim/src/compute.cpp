@@ -179,6 +179,7 @@ void Scheduler::fpu_init(FpuOp op, Bcast bcast, int cb_a, int cb_b, uint32_t fla
 void Scheduler::sfpu_init(SfpuOp op) {
     ComputeState& cs = compute_state("SFPU init");
     cs.sfpu_op = op;
+    cs.cumsum_carry_valid = false;
 }
 
 // ---------------------------------------------------------------- DST protocol
@@ -253,11 +254,21 @@ void Scheduler::binary_tiles(FpuOp op, Bcast bcast, int cb_a, int cb_b, int tile
     require_fpu_init(op, bcast, what);
     me().call = what;
     float a[TILE_ELEMS], b[TILE_ELEMS];
-    load_operand(cb_a, tile_a, a, true, what);
-    load_operand(cb_b, tile_b, b, true, what);
+    // Dest reuse ({add,sub,mul}_reuse_dest_tiles): one operand is DST[dst] itself, moved into srcA
+    // (bit 9) or srcB (bit 10) and so converted to the FPU operand format; only the CB tile is unpacked.
+    constexpr uint32_t kReuseDestSrcA = 1u << 9, kReuseDestSrcB = 1u << 10;
+    const bool reuse_a = cs.fpu_flags & kReuseDestSrcA, reuse_b = cs.fpu_flags & kReuseDestSrcB;
+    if (reuse_a || reuse_b) {
+        float* from_dst = reuse_a ? a : b;
+        load_operand(cb_a, tile_a, reuse_a ? b : a, true, what);
+        if (!program_->timing_only)
+            for (int i = 0; i < TILE_ELEMS; ++i) from_dst[i] = to_fpu_operand(cs.dst[dst][i]);
+    } else {
+        load_operand(cb_a, tile_a, a, true, what);
+        load_operand(cb_b, tile_b, b, true, what);
+    }
     if (!program_->timing_only) {
         auto& d = cs.dst[dst];
-        bool acc = cs.fpu_flags & (1u << 8);
         for (int r = 0; r < TILE_DIM; ++r) {
             for (int c = 0; c < TILE_DIM; ++c) {
                 float bv;
@@ -269,13 +280,13 @@ void Scheduler::binary_tiles(FpuOp op, Bcast bcast, int cb_a, int cb_b, int tile
                 }
                 float av = a[r * TILE_DIM + c];
                 float v = op == FpuOp::Add ? av + bv : op == FpuOp::Sub ? av - bv : av * bv;
-                d[r * TILE_DIM + c] = acc ? d[r * TILE_DIM + c] + v : v;
+                d[r * TILE_DIM + c] = v;
             }
         }
         finish_dst_write(dst);
     }
     charge_unpack(cs, cb_a, 1);
-    charge_unpack(cs, cb_b, 1);
+    if (!reuse_a && !reuse_b) charge_unpack(cs, cb_b, 1);
     uint64_t phases = op == FpuOp::Mul ? uint64_t(fidelity_phases(me().spec->fidelity)) : 1;
     charge_math(cs, timing::kEltwiseTileCyclesPerPhase * phases, true);
 }
@@ -376,6 +387,18 @@ void Scheduler::transpose_tile(int cb, int tile, int dst) {
 // ---------------------------------------------------------------- SFPU
 
 namespace {
+// cumsum_tile: each column's running total, top row to bottom row, in fp32, continuing from the totals
+// the previous call left unless `first` (api/compute/cumsum.h: tiles of one column come in order).
+void cumsum_columns(std::array<float, TILE_ELEMS>& d, std::array<float, TILE_DIM>& carry, bool first) {
+    if (first) carry.fill(0.0f);
+    for (int r = 0; r < TILE_DIM; ++r) {
+        for (int c = 0; c < TILE_DIM; ++c) {
+            carry[c] += d[r * TILE_DIM + c];
+            d[r * TILE_DIM + c] = carry[c];
+        }
+    }
+}
+
 uint64_t sfpu_cost(SfpuOp op, bool approx) {
     switch (op) {
         case SfpuOp::Exp: return approx ? timing::kSfpuExpApproxTileCycles : timing::kSfpuExpTileCycles;
@@ -402,6 +425,18 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
         raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init (last SFPU init was " +
               (cs.sfpu_op ? std::to_string(int(*cs.sfpu_op)) : std::string("none")) + ")");
     }
+    if (op == SfpuOp::Cumsum) {
+        if (p0 == 0 && !cs.cumsum_carry_valid) {
+            raise("cumsum_tile(first=false): the running totals are gone (an SFPU init or another SFPU op ran since "
+                  "the previous cumsum_tile, or there was none); start the column with first=true");
+        }
+        if (!program_->timing_only) cumsum_columns(cs.dst[dst], cs.cumsum_carry, p0 != 0);
+        cs.cumsum_carry_valid = true;
+        finish_dst_write(dst);
+        charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+        return;
+    }
+    cs.cumsum_carry_valid = false;
     if (!program_->timing_only) {
         auto& d = cs.dst[dst];
         const float a = bits_to_float(p0);
@@ -444,6 +479,7 @@ void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
     if (!cs.sfpu_op || *cs.sfpu_op != op) {
         raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init");
     }
+    cs.cumsum_carry_valid = false;
     if (!program_->timing_only) {
         auto& a = cs.dst[dst_a];
         auto& b = cs.dst[dst_b];

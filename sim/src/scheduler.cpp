@@ -128,7 +128,7 @@ void Scheduler::setup(const ProgramSpec& program) {
         }
     }
     for (const SemaphoreSpec& s : program.semaphores) {
-        if (s.id < 0 || uint32_t(s.id) * kSemaphoreStride >= kL1ReservedBytes) throw SimError("semaphore id out of range");
+        if (s.id < 0 || s.id >= kMaxSemaphores) throw SimError("semaphore id out of range (0..15)");
         Core& c = cores_[s.core.y * kGridX + s.core.x];
         std::memcpy(c.l1 + s.id * kSemaphoreStride, &s.initial, 4);
     }
@@ -678,7 +678,7 @@ void Scheduler::noc_writes_flushed() { noc_write_barrier(); }
 // ---------------------------------------------------------------- semaphores
 
 uint32_t Scheduler::semaphore_addr(uint32_t id) {
-    if (id * kSemaphoreStride >= kL1ReservedBytes) raise("get_semaphore(" + std::to_string(id) + "): id out of range");
+    if (id >= uint32_t(kMaxSemaphores)) raise("get_semaphore(" + std::to_string(id) + "): id out of range");
     return me().core->l1_base + id * kSemaphoreStride;
 }
 

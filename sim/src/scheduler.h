@@ -96,6 +96,9 @@ struct ComputeState {
     int srca_cb = -1, srcb_cb = -1, pack_cb = -1;
     bool started = false;
     std::optional<SfpuOp> sfpu_op;
+    // cumsum_tile's running column totals (SFPU registers on the device); any other SFPU init or op clobbers them.
+    std::array<float, TILE_DIM> cumsum_carry{};
+    bool cumsum_carry_valid = false;
 };
 
 struct Fiber {
