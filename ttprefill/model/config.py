@@ -176,6 +176,30 @@ def _qwen35_27b() -> ModelConfig:
     )
 
 
+def _qwen35_9b() -> ModelConfig:
+    """Qwen3.5-9B's text stack (tt-metal models/demos/blackhole/qwen36/README-N300-9B.md): the shape
+    of the published N300 TTFT figures the timing model is compared with."""
+    return ModelConfig(
+        name="qwen3.5-9b",
+        vocab_size=248320,
+        hidden_size=4096,
+        num_layers=32,
+        layer_types=hybrid_layer_types(32),
+        gdn_num_qk_heads=16,
+        gdn_num_v_heads=32,
+        gdn_key_head_dim=128,
+        gdn_value_head_dim=128,
+        gdn_conv_kernel=4,
+        attn_num_heads=16,
+        attn_num_kv_heads=4,
+        attn_head_dim=256,
+        partial_rotary_factor=0.25,
+        rope_theta=10_000_000.0,
+        intermediate_size=12288,
+        max_position_embeddings=262144,
+    )
+
+
 def _qwen3_next_80b() -> ModelConfig:
     return ModelConfig(
         name="qwen3-next-80b",
@@ -202,6 +226,7 @@ def _qwen3_next_80b() -> ModelConfig:
 PRESETS = {
     "tiny": _tiny,
     "qwen3.5-27b": _qwen35_27b,
+    "qwen3.5-9b": _qwen35_9b,
     "qwen3-next-80b": _qwen3_next_80b,
 }
 
