@@ -134,6 +134,10 @@ def test_sfpu_softplus_and_scalar_ops(sim):
     out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": "binop_with_scalar_tile_init",
                             "SFPU_CALL(d)": f"mul_unary_tile(d, {three})"}, A)
     close(out, bf16(A) * 3.0)
+    for call, fn in (("add_unary_tile", np.add), ("sub_unary_tile", np.subtract), ("rsub_unary_tile", lambda x, c: c - x)):
+        out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": "binop_with_scalar_tile_init",
+                                "SFPU_CALL(d)": f"{call}(d, {three})"}, A)
+        close(out, fn(bf16(A).astype(np.float64), 3.0))
     out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": "fill_tile_init", "SFPU_CALL(d)": "fill_tile(d, -2.5f)"}, A)
     close(out, np.full_like(A, -2.5), 0, 0)
 

@@ -399,6 +399,18 @@ void cumsum_columns(std::array<float, TILE_ELEMS>& d, std::array<float, TILE_DIM
     }
 }
 
+// The SFPU op a *_tile_init sets up: binop_with_scalar_tile_init serves all the scalar ops.
+SfpuOp init_family(SfpuOp op) {
+    switch (op) {
+        case SfpuOp::AddScalar:
+        case SfpuOp::SubScalar:
+        case SfpuOp::MulScalar:
+        case SfpuOp::DivScalar:
+        case SfpuOp::RsubScalar: return SfpuOp::MulScalar;
+        default: return op;
+    }
+}
+
 uint64_t sfpu_cost(SfpuOp op, bool approx) {
     switch (op) {
         case SfpuOp::Exp: return approx ? timing::kSfpuExpApproxTileCycles : timing::kSfpuExpTileCycles;
@@ -421,7 +433,7 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
     ComputeState& cs = compute_state(what);
     require_math(what);
     require_dst_index(dst, what);
-    if (!cs.sfpu_op || *cs.sfpu_op != op) {
+    if (!cs.sfpu_op || init_family(*cs.sfpu_op) != init_family(op)) {
         raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init (last SFPU init was " +
               (cs.sfpu_op ? std::to_string(int(*cs.sfpu_op)) : std::string("none")) + ")");
     }

@@ -1,0 +1,67 @@
+// Helpers shared by the GDN data-movement kernels: addressing one element of a tile in L1 and
+// building small tiles (masks, shift matrices, column broadcasts) with the core's own stores. These
+// move bits, they do no arithmetic, so what they build is exact.
+#pragma once
+
+#include <cstdint>
+
+#include "api/dataflow/dataflow_api.h"
+
+namespace gdn {
+
+constexpr uint32_t kTileDim = 32;
+constexpr uint32_t kFaceDim = 16;
+constexpr uint32_t kFaceElems = kFaceDim * kFaceDim;
+constexpr uint32_t kTileElems = kTileDim * kTileDim;
+constexpr uint16_t kBf16One = 0x3F80;  // 1.0 as bfloat16 bits
+
+template <typename T>
+inline volatile tt_l1_ptr T* l1_ptr(uint32_t l1_addr) {
+    return reinterpret_cast<volatile tt_l1_ptr T*>(static_cast<uintptr_t>(l1_addr));
+}
+
+// Index, in elements, of logical (row, col) in a tile stored as four 16x16 faces
+// (top-left, top-right, bottom-left, bottom-right; row-major inside a face).
+inline uint32_t face_offset(uint32_t row, uint32_t col) {
+    return ((row / kFaceDim) * 2 + col / kFaceDim) * kFaceElems + (row % kFaceDim) * kFaceDim + col % kFaceDim;
+}
+
+inline void zero_tile(uint32_t l1_addr, uint32_t bytes) {
+    volatile tt_l1_ptr uint32_t* p = l1_ptr<uint32_t>(l1_addr);
+    for (uint32_t i = 0; i < bytes / sizeof(uint32_t); ++i) p[i] = 0;
+}
+
+// A bf16 tile holding 1.0 where one(row, col) is true and 0 elsewhere.
+template <typename Pred>
+inline void write_bf16_pattern(uint32_t l1_addr, Pred one) {
+    volatile tt_l1_ptr uint16_t* p = l1_ptr<uint16_t>(l1_addr);
+    for (uint32_t r = 0; r < kTileDim; ++r) {
+        for (uint32_t c = 0; c < kTileDim; ++c) p[face_offset(r, c)] = one(r, c) ? kBf16One : 0;
+    }
+}
+
+// Column `col` of an fp32 tile copied into every column of another (rows at and past valid_rows are
+// zero): a column broadcast of one value per row.
+inline void broadcast_column_fp32(uint32_t dst_addr, uint32_t src_addr, uint32_t col, uint32_t valid_rows) {
+    volatile tt_l1_ptr uint32_t* src = l1_ptr<uint32_t>(src_addr);
+    volatile tt_l1_ptr uint32_t* dst = l1_ptr<uint32_t>(dst_addr);
+    for (uint32_t r = 0; r < kTileDim; ++r) {
+        const uint32_t bits = r < valid_rows ? src[face_offset(r, col)] : 0u;
+        for (uint32_t c = 0; c < kTileDim; ++c) dst[face_offset(r, c)] = bits;
+    }
+}
+
+// Row src_row of a tile copied to row dst_row of another tile of the same format (element_bytes 2 or 4).
+inline void copy_row(uint32_t dst_addr, uint32_t dst_row, uint32_t src_addr, uint32_t src_row, uint32_t element_bytes) {
+    for (uint32_t half = 0; half < 2; ++half) {  // the row's two faces
+        const uint32_t col = half * kFaceDim;
+        const uint32_t bytes = kFaceDim * element_bytes;
+        const uint32_t s = src_addr + face_offset(src_row, col) * element_bytes;
+        const uint32_t d = dst_addr + face_offset(dst_row, col) * element_bytes;
+        volatile tt_l1_ptr uint32_t* sp = l1_ptr<uint32_t>(s);
+        volatile tt_l1_ptr uint32_t* dp = l1_ptr<uint32_t>(d);
+        for (uint32_t i = 0; i < bytes / sizeof(uint32_t); ++i) dp[i] = sp[i];
+    }
+}
+
+}  // namespace gdn

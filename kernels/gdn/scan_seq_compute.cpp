@@ -1,0 +1,189 @@
+// GDN sequential pass, compute: the state-dependent part of the chunked form (shared/GDN.md) for one
+// value head and a block of VBT value columns, chunk after chunk, with the fp32 state block h
+// (K x 32*VBT) kept in L1 for the whole sequence:
+//     Vnew = U + (-W) h
+//     O    = exp(gam) * (Q h) + P Vnew                  (row scaling commutes with Q h)
+//     h   <- exp(gam_last) h + K^T (exp(gam_last - gam) * Vnew)
+// q and K^T (a transpose of the bf16 k tiles, exact) enter the matmuls in bf16, exact; h, -W, P and
+// the scaled Vnew as TF32. The per-row factors and the state decay are SFPU products in fp32 DST, and
+// the matmuls accumulate on top of them in fp32.
+//
+// Compile-time args: none.
+// Common runtime args: 0 tiles per chunk (nt), 1 key tiles (KT), 2 value tiles per block (VBT),
+//   3 chunks, 4 number of checkpoints, 5.. the chunk index after which each checkpoint is taken
+//   (ascending).
+// Runtime args: 0 number of units.
+// CBs: inputs c_0 -W (nt x KT), c_1 U block (nt x VBT), c_2 q (nt x KT), c_3 P (nt(nt+1)/2),
+//      c_4 k (nt x KT), c_5 factors (exp(gam) nt, exp(gam_last - gam) nt, exp(gam_last) 1; fp32),
+//      c_6 initial state block (KT x VBT, fp32);
+//      c_24 state (2 x KT x VBT, fp32, this kernel both ends), c_25 Vnew (nt x VBT, fp32),
+//      c_26 scaled Vnew (nt x VBT, fp32), c_27 K^T (KT x nt, bf16);
+//      outputs c_16 O tiles, c_17 state blocks (checkpoints, then the final state; fp32).
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "gdn_compute.h"
+
+namespace {
+constexpr uint32_t cb_neg_w = tt::CBIndex::c_0;
+constexpr uint32_t cb_u = tt::CBIndex::c_1;
+constexpr uint32_t cb_q = tt::CBIndex::c_2;
+constexpr uint32_t cb_p = tt::CBIndex::c_3;
+constexpr uint32_t cb_k = tt::CBIndex::c_4;
+constexpr uint32_t cb_factors = tt::CBIndex::c_5;
+constexpr uint32_t cb_state_in = tt::CBIndex::c_6;
+constexpr uint32_t cb_o = tt::CBIndex::c_16;
+constexpr uint32_t cb_state_out = tt::CBIndex::c_17;
+constexpr uint32_t cb_h = tt::CBIndex::c_24;
+constexpr uint32_t cb_vnew = tt::CBIndex::c_25;
+constexpr uint32_t cb_vscaled = tt::CBIndex::c_26;
+constexpr uint32_t cb_kt = tt::CBIndex::c_27;
+
+// Common runtime arg holding the first checkpoint's chunk index.
+constexpr uint32_t kFirstCheckpointArg = 5;
+// Steps that scale by a factor tile keep it in the last DST slot and work on narrower blocks.
+constexpr uint32_t kFactorDst = gdn::kDstTiles - 1;
+
+inline uint32_t tri(uint32_t i, uint32_t j) { return i * (i + 1) / 2 + j; }
+inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+// Copy `count` tiles of cb (at its front) into cb_dst, up to kDstTiles at a time.
+void copy_block(uint32_t cb, uint32_t cb_dst, uint32_t count) {
+    for (uint32_t t = 0; t < count; t += gdn::kDstTiles) {
+        const uint32_t n = min_u32(gdn::kDstTiles, count - t);
+        tile_regs_acquire();
+        for (uint32_t i = 0; i < n; ++i) gdn::copy_in(cb, t + i, i);
+        gdn::pack_dst_push(cb_dst, n);
+    }
+}
+
+// DST[0 .. n) *= the factor tile `factor` of cb_factors.
+void scale_dst(uint32_t factor, uint32_t n) {
+    gdn::copy_in(cb_factors, factor, kFactorDst);
+    for (uint32_t j = 0; j < n; ++j) gdn::mul_dst(j, kFactorDst, j);
+}
+}  // namespace
+
+void kernel_main() {
+    const uint32_t nt = get_common_arg_val<uint32_t>(0);
+    const uint32_t key_tiles = get_common_arg_val<uint32_t>(1);
+    const uint32_t block_tiles = get_common_arg_val<uint32_t>(2);
+    const uint32_t num_chunks = get_common_arg_val<uint32_t>(3);
+    const uint32_t num_checkpoints = get_common_arg_val<uint32_t>(4);
+    const uint32_t num_units = get_arg_val<uint32_t>(0);
+    const uint32_t ntri = nt * (nt + 1) / 2;
+    const uint32_t state_tiles = key_tiles * block_tiles;
+    const uint32_t chunk_tiles = nt * block_tiles;
+    const uint32_t factor_exp_gam = 0;             // + row tile
+    const uint32_t factor_to_last = nt;            // + row tile
+    const uint32_t factor_state_decay = 2 * nt;
+    const uint32_t factor_tiles = 2 * nt + 1;
+
+    compute_kernel_hw_startup(cb_neg_w, cb_h, cb_o);
+
+    for (uint32_t unit = 0; unit < num_units; ++unit) {
+        cb_wait_front(cb_state_in, state_tiles);
+        copy_block(cb_state_in, cb_h, state_tiles);
+        cb_pop_front(cb_state_in, state_tiles);
+        uint32_t next_checkpoint = 0;
+
+        for (uint32_t c = 0; c < num_chunks; ++c) {
+            cb_wait_front(cb_h, state_tiles);
+
+            // Vnew = U + (-W) h
+            cb_wait_front(cb_neg_w, nt * key_tiles);
+            cb_wait_front(cb_u, chunk_tiles);
+            for (uint32_t i = 0; i < nt; ++i) {
+                for (uint32_t j0 = 0; j0 < block_tiles; j0 += gdn::kDstTiles) {
+                    const uint32_t n = min_u32(gdn::kDstTiles, block_tiles - j0);
+                    tile_regs_acquire();
+                    for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_u, i * block_tiles + j0 + j, j);
+                    gdn::matmul_start(cb_neg_w, cb_h);
+                    for (uint32_t kt = 0; kt < key_tiles; ++kt) {
+                        gdn::matmul_row(cb_neg_w, cb_h, i * key_tiles + kt, kt * block_tiles + j0, 0, n);
+                    }
+                    gdn::pack_dst_push(cb_vnew, n);
+                }
+            }
+            cb_pop_front(cb_neg_w, nt * key_tiles);
+            cb_pop_front(cb_u, chunk_tiles);
+
+            // exp(gam_last - gam) * Vnew, for the state update.
+            cb_wait_front(cb_vnew, chunk_tiles);
+            cb_wait_front(cb_factors, factor_tiles);
+            for (uint32_t i = 0; i < nt; ++i) {
+                for (uint32_t j0 = 0; j0 < block_tiles; j0 += kFactorDst) {
+                    const uint32_t n = min_u32(kFactorDst, block_tiles - j0);
+                    tile_regs_acquire();
+                    for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_vnew, i * block_tiles + j0 + j, j);
+                    scale_dst(factor_to_last + i, n);
+                    gdn::pack_dst_push(cb_vscaled, n);
+                }
+            }
+
+            // O = exp(gam) * (Q h) + P Vnew
+            cb_wait_front(cb_q, nt * key_tiles);
+            cb_wait_front(cb_p, ntri);
+            for (uint32_t i = 0; i < nt; ++i) {
+                for (uint32_t j0 = 0; j0 < block_tiles; j0 += kFactorDst) {
+                    const uint32_t n = min_u32(kFactorDst, block_tiles - j0);
+                    tile_regs_acquire();
+                    gdn::matmul_start(cb_q, cb_h);
+                    for (uint32_t kt = 0; kt < key_tiles; ++kt) {
+                        gdn::matmul_row(cb_q, cb_h, i * key_tiles + kt, kt * block_tiles + j0, 0, n);
+                    }
+                    scale_dst(factor_exp_gam + i, n);
+                    gdn::matmul_start(cb_p, cb_vnew);
+                    for (uint32_t j = 0; j <= i; ++j) {
+                        gdn::matmul_row(cb_p, cb_vnew, tri(i, j), j * block_tiles + j0, 0, n);
+                    }
+                    gdn::pack_dst_push(cb_o, n);
+                }
+            }
+            cb_pop_front(cb_q, nt * key_tiles);
+            cb_pop_front(cb_p, ntri);
+
+            // K^T, tile (kt, i) = transpose of k tile (i, kt).
+            cb_wait_front(cb_k, nt * key_tiles);
+            for (uint32_t kt = 0; kt < key_tiles; ++kt) {
+                for (uint32_t i = 0; i < nt; ++i) {
+                    tile_regs_acquire();
+                    gdn::transpose_in(cb_k, i * key_tiles + kt, 0);
+                    gdn::pack_dst_push(cb_kt);
+                }
+            }
+            cb_pop_front(cb_k, nt * key_tiles);
+
+            // h <- exp(gam_last) h + K^T (exp(gam_last - gam) Vnew), into the other half of cb_h.
+            cb_wait_front(cb_kt, key_tiles * nt);
+            cb_wait_front(cb_vscaled, chunk_tiles);
+            for (uint32_t kt = 0; kt < key_tiles; ++kt) {
+                for (uint32_t j0 = 0; j0 < block_tiles; j0 += kFactorDst) {
+                    const uint32_t n = min_u32(kFactorDst, block_tiles - j0);
+                    tile_regs_acquire();
+                    for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_h, kt * block_tiles + j0 + j, j);
+                    scale_dst(factor_state_decay, n);
+                    gdn::matmul_start(cb_kt, cb_vscaled);
+                    for (uint32_t i = 0; i < nt; ++i) {
+                        gdn::matmul_row(cb_kt, cb_vscaled, kt * nt + i, i * block_tiles + j0, 0, n);
+                    }
+                    gdn::pack_dst_push(cb_h, n);
+                }
+            }
+            cb_pop_front(cb_h, state_tiles);  // the old state; the new one is now at the front
+            cb_pop_front(cb_vnew, chunk_tiles);
+            cb_pop_front(cb_vscaled, chunk_tiles);
+            cb_pop_front(cb_kt, key_tiles * nt);
+            cb_pop_front(cb_factors, factor_tiles);
+
+            const bool checkpoint = next_checkpoint < num_checkpoints &&
+                                    get_common_arg_val<uint32_t>(kFirstCheckpointArg + next_checkpoint) == c;
+            if (checkpoint) {
+                cb_wait_front(cb_h, state_tiles);
+                copy_block(cb_h, cb_state_out, state_tiles);
+                ++next_checkpoint;
+            }
+        }
+        cb_wait_front(cb_h, state_tiles);
+        copy_block(cb_h, cb_state_out, state_tiles);
+        cb_pop_front(cb_h, state_tiles);
+    }
+}
