@@ -124,4 +124,8 @@ def run(what: str, args) -> dict:
         from ttprefill.engine_bench import engine_bench
 
         return engine_bench(args)
+    if what == "checkpoints":
+        from ttprefill.engine_bench import checkpoint_sweep
+
+        return checkpoint_sweep(args)
     raise ValueError(f"unknown benchmark {what!r}")

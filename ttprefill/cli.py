@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.set_defaults(func=cmd_prefill)
 
     bench = sub.add_parser("bench", help="benchmarks; --json prints one JSON object on stdout")
-    bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine"])
+    bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints"])
     _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seq", type=int, default=None)

@@ -65,3 +65,45 @@ def engine_bench(args) -> dict:
         result["ttft_speedup"] = without["ttft_wall_s"] / with_cache["ttft_wall_s"]
         result["ttft_speedup_basis"] = "wall time (no modeled device time on this backend)"
     return result
+
+
+def checkpoint_sweep(args) -> dict:
+    """`ttprefill bench checkpoints`: how often to store GDN checkpoints. For each interval N (blocks),
+    serve the chat workload and report the tokens served from the cache, the tokens recomputed because
+    a hit had to fall back to an earlier checkpoint, and the checkpoint bytes held, with the bytes scaled
+    to Qwen3.5-27B (48 GDN layers x 48 heads x 128 x 128 x 4 B = 151 MB per checkpoint)."""
+    from ttprefill.model.config import get_preset
+    from ttprefill.workloads import multi_turn_chat
+
+    big = get_preset("qwen3.5-27b")
+    bytes_27b = len(big.gdn_layers) * big.gdn_num_v_heads * big.gdn_key_head_dim * big.gdn_value_head_dim * 4
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    document = rng.integers(0, 1024, 2048).tolist()
+    workloads = {
+        # Each turn resends the conversation: hits land on earlier prompts' ends (always checkpointed).
+        "chat": multi_turn_chat(1024, users=4, turns=4, system_tokens=1024, user_tokens=160, reply_tokens=200,
+                                seed=1),
+        # One document cut at different lengths, then a question: prompts diverge at arbitrary points.
+        "document_prefixes": [document[: int(n)] + rng.integers(0, 1024, 48).tolist()
+                              for n in rng.integers(256, 2048, 16)],
+    }
+    backend = args.backend if args.backend != "sim" else "torch"  # hit patterns do not depend on the kernels
+    rows = []
+    for (name, prompts), every in ((w, e) for w in workloads.items() for e in (1, 2, 4, 8, 16)):
+        eng = Engine.from_preset("tiny", backend=backend,
+                                 options=EngineOptions(chunk_tokens=256, block_tokens=64, checkpoint_every_blocks=every,
+                                                       cache_budget_bytes=1 << 30))
+        # Requests arrive one after another (each finishes first), so no request can ask a running one
+        # to checkpoint where they share a prefix: only the placement policy decides what is reusable.
+        results = [eng.prefill(p) for p in prompts]
+        stats = eng.cache.stats()
+        served = sum(r.cached_tokens for r in results)
+        matched = stats.lookup_tokens and sum(len(p) for p in prompts)
+        checkpoints = stats.device_checkpoints + stats.host_checkpoints
+        rows.append({"workload": name, "every_blocks": every, "hit_tokens": served, "prompt_tokens": matched,
+                     "hit_rate": served / max(1, matched), "checkpoints_held": checkpoints,
+                     "checkpoint_gb_at_27b": checkpoints * bytes_27b / 1e9})
+    return {"shape": {"workloads": list(workloads), "block_tokens": 64},
+            "sweep": rows, "checkpoint_mb_at_27b": bytes_27b / 1e6}
