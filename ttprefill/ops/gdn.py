@@ -1066,6 +1066,25 @@ def nominal_flops(shape: ScanShape) -> float:
     return float(shape.tokens * shape.v_heads * (6 * K * V + 6 * C * K + 4 * C * V + C * C / 3))
 
 
+def min_dram_bytes(dims: LayerDims, tokens: int) -> float:
+    """The least DRAM traffic a GDN layer core can have: read qkv, z, a, b (bf16) and the state and
+    conv state, write y (bf16) and the state. Anything a kernel writes and reads back (chunk records,
+    intermediates between programs) is on top of this."""
+    activations = tokens * (dims.conv_channels + 2 * dims.v_heads * dims.value_dim + 2 * dims.v_heads) * 2
+    states = 2 * dims.v_heads * dims.key_dim * dims.value_dim * 4 + 2 * 3 * dims.conv_channels * 2
+    return float(activations + states)
+
+
+def bound_fraction(modeled_s: float, flops: float, dram_bytes: float, fidelity: MathFidelity) -> tuple[float, float]:
+    """The time the FPU and DRAM together allow (the larger of flops at peak and bytes at peak
+    bandwidth) and the fraction of it a run achieves (bound / modeled time; 1 is perfect)."""
+    from ttprefill.timing import DRAM_PEAK_BYTES_PER_CYCLE, fpu_peak_flops_per_cycle
+
+    bound_cycles = max(flops / fpu_peak_flops_per_cycle(MAX_CORES, fidelity), dram_bytes / DRAM_PEAK_BYTES_PER_CYCLE)
+    bound_s = bound_cycles / 1e9
+    return bound_s, bound_s / modeled_s
+
+
 def _layer_inputs(dims: LayerDims, tokens: int, rng: np.random.Generator):
     """Random layer-core inputs and weights in the ranges a trained layer sees (bf16-exact activations)."""
     from ttprefill.device.formats import round_to_bf16
@@ -1133,6 +1152,10 @@ def gdn_bench(args) -> dict:
         out.update(utilisation(total, flops=nominal_flops(shape), cores=MAX_CORES, fidelity=fidelity))
         out["fpu_flops_executed"] = total.counters.get("fpu_flops", 0)
         out["programs"] = {r.program.split("_T")[0]: r.cycles for r in reports}
+        # Against the bound of GDN.md's FLOPs and the least possible DRAM traffic (both modeled peaks).
+        out["min_dram_bytes"] = min_dram_bytes(dims, tokens)
+        out["bound_s"], out["bound_fraction"] = bound_fraction(out["modeled_s"], nominal_flops(shape),
+                                                               out["min_dram_bytes"], fidelity)
     if check and not timing_only:
         from ttprefill.reference.gdn import gdn_layer_core
         from ttprefill.reference.metrics import pcc, rel_rms
