@@ -133,3 +133,13 @@ def test_same_program_twice_gives_same_bytes_and_cycles(sim, tensors):
     out2 = sim.read_pages(to, 0, to.num_pages).tobytes()
     assert out1 == out2
     assert r1.cycles == r2.cycles and r1.cores == r2.cores and r1.counters == r2.counters
+
+
+def test_two_devices_alternate_runs_of_the_same_kernels(sim):
+    """Kernel .so files are shared by every device in the process; each run must bind its own."""
+    from ttprefill.device.sim_device import SimDevice
+
+    other = SimDevice()
+    for dev in (sim, other, sim, other):
+        out = run_tile_op(dev, {"OP_COPY": "1"}, A)
+        np.testing.assert_array_equal(out, bf16(A))

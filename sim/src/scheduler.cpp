@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <sstream>
 
 #include "timing.h"
@@ -75,8 +76,7 @@ KernelModule* Scheduler::load_module(const std::string& path) {
         dlclose(h);
         throw SimError("kernel " + path + " was not built by the simulator JIT (no ttsim_bind/ttsim_kernel_entry)");
     }
-    bind(this);
-    KernelModule m{h, entry};
+    KernelModule m{h, bind, entry};
     return &(modules_[path] = m);
 }
 
@@ -135,6 +135,9 @@ void Scheduler::setup(const ProgramSpec& program) {
     int id = 0;
     for (const KernelSpec& k : program.kernels) {
         KernelModule* m = load_module(k.so_path);
+        // dlopen shares one copy of a kernel .so between all devices of the process, so its API
+        // pointer must name this scheduler for this run (Device::run serialises runs).
+        m->bind(this);
         for (const CoreXY& xy : k.cores) {
             auto f = std::make_unique<Fiber>();
             f->id = id++;
@@ -745,6 +748,11 @@ void Scheduler::semaphore_set_multicast(uint32_t src_local, uint64_t mcast, uint
 
 Device::Device() : scheduler_(std::make_unique<Scheduler>(dram_)) {}
 Device::~Device() = default;
-RunResult Device::run(const ProgramSpec& program) { return scheduler_->run(program); }
+RunResult Device::run(const ProgramSpec& program) {
+    // Kernel shared objects are process-wide (see Scheduler::setup): one program runs at a time.
+    static std::mutex run_lock;
+    std::lock_guard<std::mutex> guard(run_lock);
+    return scheduler_->run(program);
+}
 
 }  // namespace ttsim

@@ -74,6 +74,7 @@ struct TraceEvent {
 
 struct KernelModule {
     void* handle = nullptr;
+    void (*bind)(KernelApi*) = nullptr;
     void (*entry)() = nullptr;
 };
 
