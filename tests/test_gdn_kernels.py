@@ -95,6 +95,43 @@ def test_scan_adversarial_long_sequence(sim):
     check_scan(sim, d, 64, "adversarial T=4096", chunked_ref=False)
 
 
+@pytest.mark.parametrize("T,H,HV,K,V,chunk,adversarial", [
+    (65, 2, 4, 128, 128, 64, None),
+    (1000, 2, 4, 64, 128, 32, None),
+    (130, 1, 2, 128, 256, 64, None),
+    (300, 2, 4, 64, 64, 128, None),
+    (256, 1, 2, 128, 128, 64, ("parallel_keys", "beta_one", "g_zero")),
+])
+def test_fused_scan_matches_references_and_two_program_form(sim, T, H, HV, K, V, chunk, adversarial):
+    # The fused program runs the same steps with the records kept in L1: it must meet the targets on
+    # its own and give exactly the two-program form's bits (outputs, final state, checkpoints).
+    d = scan_inputs(T, H, HV, K, V, 1.0, adversarial=adversarial, seed=T + chunk)
+    ck = (chunk, (T // chunk) * chunk)
+    o, state, states = run_scan(sim, d, chunk, fused=True, checkpoints=ck)
+    o_ref, s_ref = ref.gdn_recurrent(d["q"], d["k"], d["v"], d["g"], d["beta"], d["initial_state"])
+    assert_close(o_ref, o, f"fused T={T} C={chunk} outputs vs recurrent")
+    assert_close(s_ref, state, f"fused T={T} C={chunk} final state vs recurrent")
+    o2, state2, states2 = run_scan(sim, d, chunk, fused=False, checkpoints=ck)
+    assert np.array_equal(o, o2) and np.array_equal(state, state2)
+    assert states.keys() == states2.keys() and all(np.array_equal(states[p], states2[p]) for p in states)
+
+
+def test_fused_scan_adversarial_long_sequence(sim):
+    d = scan_inputs(4096, 1, 1, 128, 128, 1.0, adversarial=("parallel_keys", "beta_one", "g_zero"), seed=7)
+    o, state, _ = run_scan(sim, d, 64, fused=True)
+    o_ref, s_ref = ref.gdn_recurrent(d["q"], d["k"], d["v"], d["g"], d["beta"], d["initial_state"])
+    assert_close(o_ref, o, "fused adversarial T=4096 outputs")
+    assert_close(s_ref, state, "fused adversarial T=4096 final state")
+
+
+def test_scan_form_choice():
+    # The fused form when the value heads fill at least half the cores (the 27B shape), else two programs.
+    assert gdn.fused_scan_by_default(gdn.ScanShape(4096, 16, 48, 128, 128))
+    assert not gdn.fused_scan_by_default(gdn.ScanShape(4096, 2, 4, 128, 128))
+    with pytest.raises(gdn.GdnShapeError, match="whole value heads"):
+        run_scan(NoRunDevice(), scan_inputs(64, 1, 1, 64, 64), 64, fused=True, block_tiles=1)
+
+
 def test_scan_bf16_records(sim):
     # The cheaper record format (half the scan's DRAM traffic) still meets the targets in the worst
     # in-regime case.

@@ -14,7 +14,11 @@
 //   10 value heads per q/k head (group)
 //   11 q/k tensor width in tiles  12 q first column tile  13 k first column tile
 //   14 v tensor width in tiles    15 v first column tile  16 g/beta tensor width in tiles
+//   (fused mode) 17 initial state address.
 // Runtime args: 0 first unit, 1 number of units.
+// With GDN_SCAN_FUSED defined (the fused scan, scan_seq_compute.cpp) a unit is a whole value head:
+// its initial state [K, V] (fp32, rows hv * K.. of the [HV * K, V] state tensor, whose TensorAccessorArgs
+// follow those of g/beta) into c_15, then every chunk's tiles in order.
 // CBs: c_0 k (nt*KT), c_1 q (nt*KT), c_2 v (nt*VT), c_3 g broadcast (nt tiles + 1 zero tile),
 //      c_4 beta broadcast (nt), c_5 constant tiles (written once), c_6 scratch page (this kernel only).
 #include "api/dataflow/dataflow_api.h"
@@ -129,14 +133,32 @@ void kernel_main() {
     const uint32_t scratch = get_write_ptr(cb_scratch);
     const uint32_t token_tiles = (tokens + gdn::kTileDim - 1) / gdn::kTileDim;
 
-    for (uint32_t u = first_unit; u < first_unit + num_units; ++u) {
-        const uint32_t hv = u / num_chunks;
-        const uint32_t first_tt = (u % num_chunks) * nt;
+    auto read_chunk = [&](uint32_t hv, uint32_t chunk) {
+        const uint32_t first_tt = chunk * nt;
         const uint32_t hq = hv / group;
         read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
         read_head_block(cb_q, q, first_tt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
         read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles, value_tiles);
         read_gate_broadcast(cb_g, g, scratch, first_tt, nt, tokens, gate_row_tiles, hv, 1);
         read_gate_broadcast(cb_beta, beta, scratch, first_tt, nt, tokens, gate_row_tiles, hv, 0);
+    };
+
+#ifdef GDN_SCAN_FUSED
+    constexpr uint32_t cb_state_in = tt::CBIndex::c_15;
+    constexpr auto state_args = TensorAccessorArgs<gate_args.next_compile_time_args_offset()>();
+    const auto state = TensorAccessor(state_args, get_common_arg_val<uint32_t>(17), get_tile_size(cb_state_in));
+    const uint32_t state_tiles = key_tiles * value_tiles;
+    for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) {
+        cb_reserve_back(cb_state_in, state_tiles);
+        const uint32_t l1 = get_write_ptr(cb_state_in);
+        for (uint32_t t = 0; t < state_tiles; ++t) {
+            noc_async_read_page(hv * state_tiles + t, state, l1 + t * get_tile_size(cb_state_in));
+        }
+        noc_async_read_barrier();
+        cb_push_back(cb_state_in, state_tiles);
+        for (uint32_t c = 0; c < num_chunks; ++c) read_chunk(hv, c);
     }
+#else
+    for (uint32_t u = first_unit; u < first_unit + num_units; ++u) read_chunk(u / num_chunks, u % num_chunks);
+#endif
 }

@@ -8,6 +8,11 @@
 // the scaled Vnew as TF32. The per-row factors and the state decay are SFPU products in fp32 DST, and
 // the matmuls accumulate on top of them in fp32.
 //
+// With GDN_SCAN_FUSED defined this is the fused scan: each unit is a whole value head (VBT = VT), and
+// before each chunk the kernel runs the chunk preparation itself (scan_prep_chunk.h), so the record
+// (P, -W, U, factors) never leaves L1; only q, k, v, g and beta are read (by scan_prep_reader.cpp in
+// its fused mode). CB indices of that mode are listed at their definitions below.
+//
 // Compile-time args: none.
 // Common runtime args: 0 tiles per chunk (nt), 1 key tiles (KT), 2 value tiles per block (VBT),
 //   3 chunks, 4 number of checkpoints, 5.. the chunk index after which each checkpoint is taken
@@ -21,8 +26,28 @@
 //      outputs c_16 O tiles, c_17 state blocks (checkpoints, then the final state; fp32).
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "gdn_compute.h"
+#ifdef GDN_SCAN_FUSED
+#include "scan_prep_chunk.h"
+#endif
 
 namespace {
+#ifdef GDN_SCAN_FUSED
+// The fused scan: the preparation's CBs (scan_prep_chunk.h) plus the records in L1, which this
+// kernel produces and consumes itself; q and k are the preparation's own input CBs.
+constexpr uint32_t cb_neg_w = tt::CBIndex::c_12;
+constexpr uint32_t cb_u = tt::CBIndex::c_13;
+constexpr uint32_t cb_q = gdn::prep::cb_q;
+constexpr uint32_t cb_p = tt::CBIndex::c_11;
+constexpr uint32_t cb_k = gdn::prep::cb_k;
+constexpr uint32_t cb_factors = tt::CBIndex::c_14;
+constexpr uint32_t cb_state_in = tt::CBIndex::c_15;
+constexpr uint32_t cb_o = tt::CBIndex::c_16;
+constexpr uint32_t cb_state_out = tt::CBIndex::c_17;
+constexpr uint32_t cb_h = tt::CBIndex::c_18;
+constexpr uint32_t cb_vnew = tt::CBIndex::c_19;
+constexpr uint32_t cb_vscaled = tt::CBIndex::c_20;
+constexpr uint32_t cb_kt = tt::CBIndex::c_21;
+#else
 constexpr uint32_t cb_neg_w = tt::CBIndex::c_0;
 constexpr uint32_t cb_u = tt::CBIndex::c_1;
 constexpr uint32_t cb_q = tt::CBIndex::c_2;
@@ -36,6 +61,7 @@ constexpr uint32_t cb_h = tt::CBIndex::c_24;
 constexpr uint32_t cb_vnew = tt::CBIndex::c_25;
 constexpr uint32_t cb_vscaled = tt::CBIndex::c_26;
 constexpr uint32_t cb_kt = tt::CBIndex::c_27;
+#endif
 
 // Common runtime arg holding the first checkpoint's chunk index.
 constexpr uint32_t kFirstCheckpointArg = 5;
@@ -78,6 +104,10 @@ void kernel_main() {
     const uint32_t factor_tiles = 2 * nt + 1;
 
     compute_kernel_hw_startup(cb_neg_w, cb_h, cb_o);
+#ifdef GDN_SCAN_FUSED
+    cb_wait_front(gdn::prep::cb_consts, gdn::kNumConsts);
+    const gdn::prep::PrepOutputs records{cb_p, cb_neg_w, cb_u, cb_factors};
+#endif
 
     for (uint32_t unit = 0; unit < num_units; ++unit) {
         cb_wait_front(cb_state_in, state_tiles);
@@ -86,6 +116,10 @@ void kernel_main() {
         uint32_t next_checkpoint = 0;
 
         for (uint32_t c = 0; c < num_chunks; ++c) {
+#ifdef GDN_SCAN_FUSED
+            // The chunk's record, straight into L1 (block_tiles is the whole head here).
+            gdn::prep::prepare_chunk(records, nt, key_tiles, block_tiles, true);
+#endif
             cb_wait_front(cb_h, state_tiles);
 
             // Vnew = U + (-W) h

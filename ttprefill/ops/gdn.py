@@ -1,5 +1,5 @@
 """GDN prefill on the device: the stages of one Gated DeltaNet layer between its in-projections and its
-out-projection (shared/GDN.md), as five programs.
+out-projection (shared/GDN.md), as four or five programs (the scan is one fused program or two).
 
 Programs and what each fuses (kernels in kernels/gdn/):
 
@@ -23,14 +23,24 @@ Programs and what each fuses (kernels in kernels/gdn/):
    read each head's records once.
 5. gated RMSNorm (norm_*.cpp): y = w * (o * rsqrt(mean(o^2) + eps)) * silu(z), per (token tile, value
    head).
+3+4 fused (scan_fused_program): one value head per core, each chunk's preparation formed in L1 right
+   before the sequential step that consumes it (scan_prep_reader.cpp and scan_seq_compute.cpp built with
+   GDN_SCAN_FUSED; the preparation is shared code, scan_prep_chunk.h), so the records never make the
+   DRAM round trip. Same arithmetic, same bits as 3 then 4. Chosen when the value heads fill at least
+   half the cores (fused_scan_by_default: the 27B shape's 48 heads); with few heads the two programs
+   spread the work wider. Modeled at 4096 tokens of the 27B shape: 2.30M cycles against 3.78M for the
+   two programs (whose records and factors, 96 KB per (head, chunk) in fp32, are written to DRAM and read
+   back); it is compute-bound on 48 of the 64
+   cores, mostly fp32 unpacks/packs and the SFPU exps, so the matmul fidelity barely changes it.
 
 Why these cuts: conv and norm are per-token and channel-parallel, the gates are tiny, the scan's
 state-independent work parallelises over (head, chunk) and its sequential part over (head, value
-block), so each program keeps the cores busy along its own parallel axis. The price is the chunk
-records' DRAM round trip, which makes the scan DRAM-bound at large head counts in the timing model
-(see gdn_bench); Qg and KdT are therefore not stored but re-formed in the sequential pass from bf16
-q, k and the factor tiles. Fusing the norm into the sequential pass (when a unit holds a whole head)
-and sharing q/k between the value heads of a group are the next measured steps.
+block), so each program keeps the cores busy along its own parallel axis. The price of the two-program
+scan is the chunk records' DRAM round trip, which makes it DRAM-bound at large head counts in the
+timing model (see gdn_bench), hence the fused form there; Qg and KdT are not stored but re-formed in the
+sequential pass from bf16 q, k and the factor tiles. conv and norm are bound by SiLU on the SFPU
+(exp + reciprocal per element in the timing model); fusing the norm into the fused scan and sharing
+q/k between the value heads of a group are the next measured steps.
 
 Layouts: token-major tiled tensors, q/k/v [T, channels] (the conv output [T, 2HK + HV V] is consumed
 in place: a head is a column offset), g/beta [T, HV] fp32, o [T, HV V], recurrent state [HV K, V]
@@ -406,11 +416,132 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, factors: D
     return program
 
 
+def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns, g: DeviceTensor,
+                       beta: DeviceTensor, initial_state: DeviceTensor, out: HeadColumns, final_state: DeviceTensor,
+                       checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
+                       fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES) -> Program:
+    """The whole scan in one program, one value head per core: each chunk's preparation (P, -W, U and
+    the factors) is formed in L1 right before the sequential step that consumes it, so the chunk
+    records never make the DRAM round trip of the two-program form. The kernels are the two programs'
+    own (scan_prep_reader.cpp and scan_seq_compute.cpp built with GDN_SCAN_FUSED, scan_seq_writer.cpp
+    with the block equal to the head)."""
+    s = shape
+    nt, kt, vt = s.chunk_tiles, s.key_tiles, s.value_tiles
+    for name, cols, width in (("q", q, s.qk_heads * kt), ("k", k, s.qk_heads * kt), ("v", v, s.v_heads * vt)):
+        t = cols.tensor
+        if t.data_format != q.tensor.data_format:
+            raise GdnShapeError(f"q, k and v must share one data format; {name} is {t.data_format.name}")
+        _check_tensor(name, t, s.tokens, 1)
+        if cols.first_col_tile + width > t.tiles_w:
+            raise GdnShapeError(f"{name} heads need column tiles [{cols.first_col_tile}, "
+                                f"{cols.first_col_tile + width}) but the tensor has {t.tiles_w}")
+    for name, t in (("g", g), ("beta", beta)):
+        _check_tensor(name, t, s.tokens, s.v_heads, FP32)
+    for name, t in (("initial state", initial_state), ("final state", final_state)):
+        _check_tensor(name, t, s.v_heads * s.key_dim, s.value_dim, FP32)
+    if len(checkpoint_chunks) and checkpoint_states.num_pages < len(checkpoint_chunks) * s.v_heads * kt * vt:
+        raise GdnShapeError("the checkpoint tensor is too small for the requested checkpoints")
+    in_range = all(0 <= c < s.num_chunks for c in checkpoint_chunks)
+    if list(checkpoint_chunks) != sorted(set(checkpoint_chunks)) or not in_range:
+        raise GdnCheckpointError(f"checkpoint chunk indices {checkpoint_chunks} must be ascending, distinct and in "
+                                 f"[0, {s.num_chunks})")
+    _check_tensor("output", out.tensor, s.tokens, 1)
+    if out.first_col_tile + s.v_heads * vt > out.tensor.tiles_w:
+        raise GdnShapeError(f"the output tensor {out.tensor.shape} has no room for {s.v_heads} value heads")
+    plan = split_units(s.v_heads, max_cores)
+    cores = _cores_of(plan)
+    qkv_fmt, out_fmt = q.tensor.data_format, out.tensor.data_format
+
+    def cb(index, fmt, pages):
+        return CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
+
+    cbs = [
+        # The preparation's CBs (scan_prep_chunk.h).
+        cb(0, qkv_fmt, 2 * nt * kt), cb(1, qkv_fmt, 2 * nt * kt), cb(2, qkv_fmt, 2 * nt * vt),  # k, q, v
+        cb(3, FP32, 2 * (nt + 1)), cb(4, FP32, 2 * nt),        # g broadcast + zero tile, beta broadcast
+        cb(5, BF16, PREP_CONST_TILES), cb(6, FP32, 1),          # constants, reader scratch
+        cb(7, FP32, 2), cb(8, FP32, 1), cb(9, FP32, 1), cb(10, FP32, nt),  # inverse scratch, row factors
+        cb(24, FP32, nt), cb(25, FP32, nt), cb(26, FP32, 1),    # gam, gam transposed, gam_last
+        cb(27, FP32, s.tri_tiles), cb(28, FP32, s.tri_tiles), cb(29, FP32, s.tri_tiles),  # decay, A, T
+        cb(30, FP32, nt * (kt + vt)),                           # right-hand sides
+        # The chunk's record in L1 (fp32: it costs no DRAM here) and the sequential part's CBs.
+        cb(11, FP32, s.tri_tiles), cb(12, FP32, nt * kt), cb(13, FP32, nt * vt),  # P, -W, U
+        cb(14, FP32, s.factor_tiles), cb(15, FP32, kt * vt),   # factors, initial state
+        cb(16, out_fmt, 8), cb(17, FP32, DST_TILES),            # O, state out
+        cb(18, FP32, 2 * kt * vt), cb(19, FP32, nt * vt), cb(20, FP32, nt * vt),  # h, Vnew, scaled Vnew
+        cb(21, qkv_fmt, kt * nt),                               # K^T
+    ]
+    fused = {"GDN_SCAN_FUSED": "1"}
+    ck = [int(c) for c in checkpoint_chunks]
+    reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, cores,
+                    q.tensor.accessor_args() + g.accessor_args() + initial_state.accessor_args(), defines=fused,
+                    common_runtime_args=[q.tensor.address, k.tensor.address, v.tensor.address, g.address,
+                                         beta.address, s.tokens, s.num_chunks, nt, kt, vt, s.group,
+                                         q.tensor.tiles_w, q.first_col_tile, k.first_col_tile,
+                                         v.tensor.tiles_w, v.first_col_tile, g.tiles_w, initial_state.address])
+    compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores, defines=fused,
+                     common_runtime_args=[nt, kt, vt, s.num_chunks, len(ck), *ck],
+                     compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
+    writer = Kernel(GDN_KERNELS / "scan_seq_writer.cpp", Role.RISCV_0, cores,
+                    out.tensor.accessor_args() + final_state.accessor_args(),
+                    common_runtime_args=[out.tensor.address, final_state.address, checkpoint_states.address,
+                                         s.num_chunks, nt, kt, vt, vt, s.v_heads, out.tensor.tiles_h,
+                                         out.tensor.tiles_w, out.first_col_tile, len(ck), *ck])
+    for core, first, count in plan:
+        reader.runtime_args[core] = [first, count]
+        compute.runtime_args[core] = [count]
+        writer.runtime_args[core] = [first, count]
+    program = Program([reader, compute, writer], cbs,
+                      inputs={"q": q.tensor, "k": k.tensor, "v": v.tensor, "g": g, "beta": beta,
+                              "initial_state": initial_state},
+                      outputs={"out": out.tensor, "final_state": final_state, "checkpoints": checkpoint_states},
+                      name=f"gdn_scan_fused_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
+    _validate_l1(program, f"chunk {s.chunk}", "lower the chunk to 64 or 32, or use the two-program scan (fused=False)")
+    return program
+
+
 def _validate_l1(program: Program, what: str, fix: str) -> None:
     try:
         program.validate()
     except L1OverflowError as e:
         raise L1OverflowError(f"{what} does not fit L1: {e}; {fix}") from None
+
+
+def fused_scan_by_default(shape: ScanShape, max_cores: int = MAX_CORES) -> bool:
+    """Whether the scan runs as one fused program (scan_fused_program) unless told otherwise. The fused
+    form saves the chunk records' DRAM round trip but runs one value head per core, so it is chosen
+    when the value heads fill at least half the cores; with fewer heads the two programs spread the
+    preparation over (head, chunk) and the sequential part over value blocks."""
+    return 2 * shape.v_heads >= max_cores
+
+
+def scan_programs(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns, g: DeviceTensor,
+                  beta: DeviceTensor, scratch: "ScanScratch", initial_state: DeviceTensor, out: HeadColumns,
+                  final_state: DeviceTensor, checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
+                  fused: bool | None = None, block_tiles: int | None = None,
+                  fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES) -> list[Program]:
+    """The scan's programs: the fused one, or preparation + sequential pass. fused=None picks by
+    fused_scan_by_default (and falls back to two programs when the fused one does not fit L1);
+    an explicit value block (block_tiles) means the two-program form."""
+    if fused and block_tiles is not None:
+        raise GdnShapeError("the fused scan works on whole value heads; drop block_tiles or pass fused=False")
+    if fused is None:
+        fused = block_tiles is None and fused_scan_by_default(shape, max_cores)
+        if fused:
+            try:
+                return [scan_fused_program(device, shape, q, k, v, g, beta, initial_state, out, final_state,
+                                           checkpoint_states, checkpoint_chunks, fidelity=fidelity,
+                                           max_cores=max_cores)]
+            except L1OverflowError:
+                fused = False
+    if fused:
+        return [scan_fused_program(device, shape, q, k, v, g, beta, initial_state, out, final_state,
+                                   checkpoint_states, checkpoint_chunks, fidelity=fidelity, max_cores=max_cores)]
+    return [scan_prep_program(device, shape, q, k, v, g, beta, scratch.records, scratch.factors,
+                              fidelity=fidelity, max_cores=max_cores),
+            scan_seq_program(device, shape, scratch.records, scratch.factors, q, k, initial_state, out, final_state,
+                             checkpoint_states, checkpoint_chunks, block_tiles=block_tiles, fidelity=fidelity,
+                             max_cores=max_cores)]
 
 
 @dataclass
@@ -492,13 +623,14 @@ def scan_shape_of(q, k, v, g, beta, initial_state, chunk: int) -> ScanShape:
 
 
 def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = 64, checkpoints=(), *,
-             block_tiles: int | None = None, record_format: DataFormat = FP32,
+             block_tiles: int | None = None, record_format: DataFormat = FP32, fused: bool | None = None,
              fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES, reports: list | None = None):
     """The chunked GDN scan on the device.
 
     q, k [T, H, K] (q already scaled by K^-1/2), v [T, HV, V], g, beta [T, HV], initial_state
     [HV, K, V] or None (zeros). q/k/v go to the device as bf16, g/beta/state as fp32.
     checkpoints: positions p (0, T, or multiples of chunk) whose state to return.
+    fused: one fused program (True), preparation + sequential pass (False), or chosen by scan_programs.
     Returns (o [T, HV, V], final_state [HV, K, V], {p: state [HV, K, V]}), float32.
     """
     q, k, v = (_as_array(n, x, 3) for n, x in (("q", q), ("k", k), ("v", v)))
@@ -507,6 +639,8 @@ def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = 64, chec
         initial_state = _as_array("initial_state", initial_state, 3)
     s = scan_shape_of(q, k, v, g, beta, initial_state, chunk)
     ck_device, ck_host = checkpoint_chunk_indices(checkpoints, s.tokens, s.chunk)
+    if fused and block_tiles is not None:
+        raise GdnShapeError("the fused scan works on whole value heads; drop block_tiles or pass fused=False")
     T, HV, K, V = s.tokens, s.v_heads, s.key_dim, s.value_dim
     state0 = np.zeros((HV, K, V), np.float32) if initial_state is None else initial_state
 
@@ -530,12 +664,10 @@ def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = 64, chec
         tout = alloc((T, HV * V), BF16)
         tfinal = alloc((HV * K, V), FP32)
         tck = alloc((max(1, len(ck_device)) * HV * K, V), FP32)
-        prep = scan_prep_program(device, s, HeadColumns(tq), HeadColumns(tk), HeadColumns(tv), tg, tb,
-                                 scratch.records, scratch.factors, fidelity=fidelity, max_cores=max_cores)
-        seq = scan_seq_program(device, s, scratch.records, scratch.factors, HeadColumns(tq), HeadColumns(tk), tstate,
-                               HeadColumns(tout), tfinal, tck, ck_device, block_tiles=block_tiles,
-                               fidelity=fidelity, max_cores=max_cores)
-        for program in (prep, seq):
+        programs = scan_programs(device, s, HeadColumns(tq), HeadColumns(tk), HeadColumns(tv), tg, tb, scratch,
+                                 tstate, HeadColumns(tout), tfinal, tck, ck_device, fused=fused,
+                                 block_tiles=block_tiles, fidelity=fidelity, max_cores=max_cores)
+        for program in programs:
             report = device.run(program)
             if reports is not None:
                 reports.append(report)
@@ -964,8 +1096,9 @@ def free_layer_tensors(device, t: LayerTensors) -> None:
 
 def layer_programs(device, dims: LayerDims, tokens: int, chunk: int, t: LayerTensors, checkpoint_chunks=(), *,
                    block_tiles: int | None = None, fidelity: MathFidelity = MathFidelity.HiFi4,
-                   max_cores: int = MAX_CORES) -> list[Program]:
-    """The five programs of one layer core, in order, over the tensors of `t`."""
+                   max_cores: int = MAX_CORES, fused: bool | None = None) -> list[Program]:
+    """The programs of one layer core, in order, over the tensors of `t`: conv, gates, the scan (one
+    fused program or two, scan_programs), gated norm."""
     s = ScanShape(tokens, dims.qk_heads, dims.v_heads, dims.key_dim, dims.value_dim, chunk)
     hk_tiles = dims.qk_heads * dims.key_tiles
     return [
@@ -973,13 +1106,10 @@ def layer_programs(device, dims: LayerDims, tokens: int, chunk: int, t: LayerTen
                      max_cores=max_cores),
         gates_program(device, tokens, dims.v_heads, t.a, t.b, t.dt_bias_rows, t.a_log_rows, t.g, t.beta,
                       max_cores=max_cores),
-        scan_prep_program(device, s, HeadColumns(t.mixed, 0), HeadColumns(t.mixed, hk_tiles),
-                          HeadColumns(t.mixed, 2 * hk_tiles), t.g, t.beta, t.scratch.records, t.scratch.factors,
-                          fidelity=fidelity, max_cores=max_cores),
-        scan_seq_program(device, s, t.scratch.records, t.scratch.factors, HeadColumns(t.mixed, 0),
-                         HeadColumns(t.mixed, hk_tiles), t.state, HeadColumns(t.o), t.final_state,
-                         t.checkpoints, list(checkpoint_chunks), block_tiles=block_tiles, fidelity=fidelity,
-                         max_cores=max_cores),
+        *scan_programs(device, s, HeadColumns(t.mixed, 0), HeadColumns(t.mixed, hk_tiles),
+                       HeadColumns(t.mixed, 2 * hk_tiles), t.g, t.beta, t.scratch, t.state, HeadColumns(t.o),
+                       t.final_state, t.checkpoints, list(checkpoint_chunks), fused=fused, block_tiles=block_tiles,
+                       fidelity=fidelity, max_cores=max_cores),
         norm_program(device, tokens, dims.v_heads, dims.value_dim, HeadColumns(t.o), t.z, t.norm_rows, t.y,
                      max_cores=max_cores),
     ]
@@ -1189,12 +1319,14 @@ class _CombinedReport:
 from ttprefill.ops.registry import register  # noqa: E402
 
 
-def _offline_layer(tokens: int, dims: LayerDims, chunk: int, checkpoints: int = 0):
+def _offline_layer(tokens: int, dims: LayerDims, chunk: int, checkpoints: int = 0, fused: bool = False):
+    """The layer core's programs on an offline device; with fused=False the scan is its two programs, so
+    indices 2 and 3 are the preparation and the sequential pass (with fused=True, 2 is the fused scan)."""
     from ttprefill.device.offline_device import OfflineDevice
 
     device = OfflineDevice()
     t = allocate_layer_tensors(device, dims, tokens, chunk, checkpoints)
-    return layer_programs(device, dims, tokens, chunk, t, list(range(checkpoints)))
+    return layer_programs(device, dims, tokens, chunk, t, list(range(checkpoints)), fused=fused)
 
 
 _SMALL = LayerDims(2, 4, 64, 64)
@@ -1234,3 +1366,13 @@ def _prep_qwen() -> Program:
 @register("gdn/scan_seq_T256_h16x48_k128v128_c64")
 def _seq_qwen() -> Program:
     return _offline_layer(256, _QWEN, 64)[3]
+
+
+@register("gdn/scan_fused_T130_h2x4_k64v64_c32_ckpt")
+def _fused_small() -> Program:
+    return _offline_layer(130, _SMALL, 32, checkpoints=2, fused=True)[2]
+
+
+@register("gdn/scan_fused_T256_h16x48_k128v128_c64")
+def _fused_qwen() -> Program:
+    return _offline_layer(256, _QWEN, 64, fused=True)[2]
