@@ -1,0 +1,560 @@
+// Flash-attention compute: causal online-softmax attention of a unit's R query tile-rows against the
+// key blocks the reader streams, then O / l and the optional output gate.
+//
+// A unit is worked through in steps: (key block kb of width w key tiles) x (row group of rt rows,
+// rho0 .. rho0 + rt). Each row keeps a shift m (the running max, lagging), a row sum l and an output O.
+//
+// Each unit starts with m = the row max over key tile 0 (seed_shift).
+// Fast path:
+//   P = exp(scale (Q K^T - m)) straight out of DST: the shift is one more k-step of the scores matmul,
+//   -m (cb_m, -m in every column) against tiles of 1/32 (cb_spread), so S - m is formed in the fp32
+//   accumulator and never packed; tiles that straddle the diagonal start from a mask tile (0 / -inf)
+//   the matmul accumulates onto, tiles past it from the all -inf one.
+//   l_new = l + P @ ones (on the matrix unit, so P is rounded as in P V and the rounding cancels in O / l).
+//   Overflow guard: the step is kept if no row's block sum l_new - l exceeds e^guard (read back from L1
+//   with read_tile_value); m is not moved, so O and l need no rescaling. Scores that outgrow m by that
+//   much are rare (m is a max of scores the row has seen); such a step is redone on the slow path.
+//   O_new = O + P V (O copied into DST exactly, matmul_block accumulates on top).
+// Slow path (a step the guard rejected):
+//   S = Q K^T (masked likewise) -> cb_s; the block's row max (reduce_tile MAX); m_new = max(m, block max);
+//   -m_new as the matrix unit applies it (the same matmul against cb_spread) and
+//   alpha = exp(scale (m_old - m_new)); P = exp(scale (S - m_new)); l = l * alpha + P @ ones;
+//   O = O * alpha + P V, alpha applied on the SFPU to O copied exactly into DST (fp32 throughout).
+//   alpha multiplies O and l as the same fp32 value, so its rounding cancels in O / l.
+// The running O and l live in rotating CBs: each step pops the row group's old tiles from the front and
+// pushes the new ones at the back, so the same order comes round again on the next key block. -m stays
+// put in cb_m (R tiles, indexed by row) and is rebuilt only when a slow step moves it.
+//
+// Compile-time args: 0 Dt, 1 Bk, 2 hpu (query heads per unit), 3 scale as bf16 bits, 4 gated (1: out * sigmoid(gate)),
+//                    5 guard: the largest block row sum the fast path accepts (fp32 bits)
+// Runtime args: 0 p0, 1 sq, 2 Bq, 3 rt (rows per matmul block, 1 or 2; divides R = hpu * Bq),
+//               4 ct_s (score tiles per DST block row), 5 ct_o (output tiles per DST block row),
+//               6 number of units, 7.. the units ((head group << 16) | query block)
+// Circular buffers: see flash_attention_common.h.
+#include <cstdint>
+
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/eltwise_binary.h"
+#include "api/compute/bcast.h"
+#include "api/compute/matmul.h"
+#include "api/compute/reduce.h"
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/binary_max_min.h"
+#include "api/compute/eltwise_unary/exp.h"
+#include "api/compute/eltwise_unary/recip.h"
+#include "api/compute/eltwise_unary/fill.h"
+#include "api/compute/eltwise_unary/negative.h"
+#include "api/compute/eltwise_binary_sfpu.h"
+#include "flash_attention_common.h"
+
+namespace {
+
+constexpr uint32_t Dt = get_compile_time_arg_val(0);
+constexpr uint32_t Bk = get_compile_time_arg_val(1);
+constexpr uint32_t kHeadsPerUnit = get_compile_time_arg_val(2);
+constexpr uint16_t kScaleBf16 = uint16_t(get_compile_time_arg_val(3));
+constexpr bool kGated = get_compile_time_arg_val(4) != 0;
+constexpr uint32_t kGuardBits = get_compile_time_arg_val(5);
+// The same scale as fp32 bits, for the approximate exp's init.
+constexpr uint32_t kScaleFp32Bits = uint32_t(kScaleBf16) << 16;
+// DST tiles one tile_regs_acquire provides: half of DST, 4 fp32 or 8 bf16 tiles.
+constexpr uint32_t kDstTiles = DST_ACCUM_MODE ? 4 : 8;
+// Start of a block's row max: below any score (masked scores are -inf), finite.
+constexpr float kMaxInit = -0x1p99f;
+
+struct Geometry {
+    uint32_t p0, sq, bq, rt, ct_s, ct_o, rows;
+};
+
+struct Step {
+    uint32_t kb, rho0, width;
+    bool first_block() const { return kb == 0; }
+};
+
+inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+float bits_to_float(uint32_t bits) {
+    float f;
+    __builtin_memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+// Column 0, row `row` of an fp32 tile at the front of a CB.
+float row_value(uint32_t cb, uint32_t tile, uint32_t row) {
+    constexpr uint32_t kFace = 16;
+    const uint32_t element = (row / kFace) * 2 * kFace * kFace + (row % kFace) * kFace;  // face 0 or 2, column 0
+    return bits_to_float(read_tile_value(cb, tile, element));
+}
+
+// ---------------------------------------------------------------- scores
+// Q K^T for a row group and key block, rt x ct_s tiles per DST block, masked.
+// Fast path (`fused`): one more k-step subtracts m, then exp -> P in cb_p. Otherwise S -> cb_s.
+void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
+    cb_wait_front(fa::cb_k, Bk * Dt);
+    if (fused) cb_wait_front(fa::cb_m, g.rows);
+    const uint32_t out_cb = fused ? fa::cb_p : fa::cb_s;
+    cb_reserve_back(out_cb, g.rt * Bk);
+    pack_reconfig_data_format(out_cb);
+    for (uint32_t c0 = 0; c0 < s.width; c0 += g.ct_s) {
+        const uint32_t cols = min_u32(g.ct_s, s.width - c0);
+        tile_regs_acquire();
+        // Masked tiles start from their mask tile (0 / -inf) and the matmul accumulates on top: exact,
+        // where adding the mask afterwards would pass the scores through the FPU's operand format.
+        bool mask_ready = false;
+        for (uint32_t r = 0; r < g.rt; ++r) {
+            const uint32_t q_tile = fa::row_q_tile(unit, s.rho0 + r, g.bq);
+            for (uint32_t c = 0; c < cols; ++c) {
+                const uint32_t mask = fa::mask_for(g.p0, q_tile, s.kb * Bk + c0 + c);
+                if (mask == fa::kNoMask) continue;
+                if (!mask_ready) {
+                    reconfig_data_format_srca(fa::cb_mask);
+                    copy_init(fa::cb_mask);
+                    mask_ready = true;
+                }
+                copy_tile(fa::cb_mask, mask, r * cols + c);
+            }
+        }
+        reconfig_data_format(fa::cb_k, fa::cb_q);
+        matmul_block_init(fa::cb_q, fa::cb_k, /*transpose=*/1, cols, g.rt, Dt);
+        for (uint32_t d = 0; d < Dt; ++d) {
+            matmul_block(fa::cb_q, fa::cb_k, s.rho0 * Dt + d, d * Bk + c0, 0, /*transpose=*/1, cols, g.rt, Dt);
+        }
+        if (fused) {
+            reconfig_data_format(fa::cb_spread, fa::cb_m);
+            matmul_block_init(fa::cb_m, fa::cb_spread, /*transpose=*/0, cols, g.rt, 1);
+            matmul_block(fa::cb_m, fa::cb_spread, s.rho0, 0, 0, /*transpose=*/0, cols, g.rt, 1);
+        }
+        if (fused) {
+            exp_tile_init<APPROX, kScaleFp32Bits>();
+            for (uint32_t i = 0; i < g.rt * cols; ++i) exp_tile<APPROX, true>(i, VectorMode::RC, kScaleBf16);
+        }
+        tile_regs_commit();
+        tile_regs_wait();
+        for (uint32_t r = 0; r < g.rt; ++r) {
+            for (uint32_t c = 0; c < cols; ++c) pack_tile<true>(r * cols + c, out_cb, r * Bk + c0 + c);
+        }
+        tile_regs_release();
+    }
+    cb_push_back(out_cb, g.rt * Bk);
+}
+
+// ---------------------------------------------------------------- slow path: row max, new shift, P
+// The block's row max (column 0; the other columns kMaxInit) -> cb_bmax.
+void block_max(const Geometry& g, const Step& s) {
+    cb_wait_front(fa::cb_s, g.rt * Bk);
+    tile_regs_acquire();
+    fill_tile_init();
+    for (uint32_t r = 0; r < g.rt; ++r) fill_tile(r, kMaxInit);
+    reconfig_data_format(fa::cb_s, fa::cb_ones);
+    reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(fa::cb_s, fa::cb_ones, fa::cb_bmax);
+    for (uint32_t r = 0; r < g.rt; ++r) {
+        for (uint32_t c = 0; c < s.width; ++c) {
+            reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(fa::cb_s, fa::cb_ones, r * Bk + c, 0, r);
+        }
+    }
+    reduce_uninit();
+    tile_regs_commit();
+    cb_reserve_back(fa::cb_bmax, g.rt);
+    tile_regs_wait();
+    pack_reconfig_data_format(fa::cb_bmax);
+    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_bmax);
+    tile_regs_release();
+    cb_push_back(fa::cb_bmax, g.rt);
+}
+
+// The shift state cb_m (R tiles, every row group) with row group rho0's tiles replaced by cb_m_new's:
+// all R tiles go round through DST in order. Only after a slow step, which is rare.
+void replace_shift_state(const Geometry& g, const Step& s) {
+    cb_wait_front(fa::cb_m_new, g.rt);
+    for (uint32_t rho0 = 0; rho0 < g.rows; rho0 += g.rt) {
+        const uint32_t from = rho0 == s.rho0 ? fa::cb_m_new : fa::cb_m;
+        tile_regs_acquire();
+        reconfig_data_format_srca(from);
+        copy_init(from);
+        for (uint32_t r = 0; r < g.rt; ++r) copy_tile(from, r, r);
+        tile_regs_commit();
+        cb_pop_front(fa::cb_m, g.rt);
+        cb_reserve_back(fa::cb_m, g.rt);
+        tile_regs_wait();
+        pack_reconfig_data_format(fa::cb_m);
+        for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_m);
+        tile_regs_release();
+        cb_push_back(fa::cb_m, g.rt);
+    }
+    cb_pop_front(fa::cb_m_new, g.rt);
+}
+
+// m_new = max(m_old, block max): -m_new broadcast over the row replaces -m_old in cb_m (stored in bf16:
+// any shift works as long as every use reads the same stored value); -m_new as the matrix unit applies
+// it -> cb_shift; alpha = exp(scale (m_old - m_new)) -> cb_alpha.
+void new_shift(const Geometry& g, const Step& s) {
+    cb_wait_front(fa::cb_bmax, g.rt);
+    cb_wait_front(fa::cb_m, g.rows);
+    // DST[r]: the row max broadcast (the max of FPU operands, so broadcasting it is exact), then -m_new.
+    tile_regs_acquire();
+    reconfig_data_format(fa::cb_ones, fa::cb_bmax);
+    mul_bcast_cols_init(fa::cb_ones, fa::cb_bmax);
+    for (uint32_t r = 0; r < g.rt; ++r) mul_tiles_bcast_cols(fa::cb_ones, fa::cb_bmax, 0, r, r);
+    negative_tile_init();
+    for (uint32_t r = 0; r < g.rt; ++r) negative_tile(r);
+    reconfig_data_format_srca(fa::cb_m);
+    copy_init(fa::cb_m);
+    for (uint32_t r = 0; r < g.rt; ++r) copy_tile(fa::cb_m, s.rho0 + r, g.rt + r);
+    binary_min_tile_init();  // -max(m_old, b) = min(-m_old, -b)
+    for (uint32_t r = 0; r < g.rt; ++r) binary_min_tile(r, g.rt + r, r);
+    tile_regs_commit();
+    cb_pop_front(fa::cb_bmax, g.rt);
+    cb_reserve_back(fa::cb_m_new, g.rt);
+    tile_regs_wait();
+    pack_reconfig_data_format(fa::cb_m_new);
+    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_m_new);
+    tile_regs_release();
+    cb_push_back(fa::cb_m_new, g.rt);
+
+    // DST[r]: -m_new through the matrix unit; DST[rt + r]: -m_old likewise, then alpha.
+    cb_wait_front(fa::cb_m_new, g.rt);
+    tile_regs_acquire();
+    reconfig_data_format(fa::cb_spread, fa::cb_m_new);
+    matmul_block_init(fa::cb_m_new, fa::cb_spread, /*transpose=*/0, 1, g.rt, 1);
+    matmul_block(fa::cb_m_new, fa::cb_spread, 0, 0, 0, /*transpose=*/0, 1, g.rt, 1);
+    reconfig_data_format(fa::cb_spread, fa::cb_m);
+    matmul_block_init(fa::cb_m, fa::cb_spread, /*transpose=*/0, 1, g.rt, 1);
+    matmul_block(fa::cb_m, fa::cb_spread, s.rho0, 0, g.rt, /*transpose=*/0, 1, g.rt, 1);
+    sub_binary_tile_init();  // m_old - m_new = (-m_new) - (-m_old)
+    for (uint32_t r = 0; r < g.rt; ++r) sub_binary_tile(r, g.rt + r, g.rt + r);
+    exp_tile_init<APPROX, kScaleFp32Bits>();
+    for (uint32_t r = 0; r < g.rt; ++r) exp_tile<APPROX, true>(g.rt + r, VectorMode::RC, kScaleBf16);
+    tile_regs_commit();
+    cb_reserve_back(fa::cb_shift, g.rt);
+    cb_reserve_back(fa::cb_alpha, g.rt);
+    tile_regs_wait();
+    pack_reconfig_data_format(fa::cb_shift);
+    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_shift);
+    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(g.rt + r, fa::cb_alpha);
+    tile_regs_release();
+    cb_push_back(fa::cb_shift, g.rt);
+    cb_push_back(fa::cb_alpha, g.rt);
+    replace_shift_state(g, s);
+}
+
+// A unit's first shift, before its first key block: each row's max over key tile 0 (which every query
+// sees), -m broadcast -> cb_m, row group by row group. Later blocks may outgrow it; the overflow guard
+// of the fast path sends those to the slow path, which moves it.
+void seed_shift(const Geometry& g, fa::Unit unit) {
+    for (uint32_t rho0 = 0; rho0 < g.rows; rho0 += g.rt) {
+        const Step first_tile{0, rho0, 1};
+        scores(g, unit, first_tile, /*fused=*/false);
+        block_max(g, first_tile);
+        cb_pop_front(fa::cb_s, g.rt * Bk);
+        cb_wait_front(fa::cb_bmax, g.rt);
+        tile_regs_acquire();
+        reconfig_data_format(fa::cb_ones, fa::cb_bmax);
+        mul_bcast_cols_init(fa::cb_ones, fa::cb_bmax);
+        for (uint32_t r = 0; r < g.rt; ++r) mul_tiles_bcast_cols(fa::cb_ones, fa::cb_bmax, 0, r, r);
+        negative_tile_init();
+        for (uint32_t r = 0; r < g.rt; ++r) negative_tile(r);
+        tile_regs_commit();
+        cb_pop_front(fa::cb_bmax, g.rt);
+        cb_reserve_back(fa::cb_m, g.rt);
+        tile_regs_wait();
+        pack_reconfig_data_format(fa::cb_m);
+        for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_m);
+        tile_regs_release();
+        cb_push_back(fa::cb_m, g.rt);
+    }
+}
+
+// P = exp(scale (S - m_new)) -> cb_p, on the SFPU against -m_new broadcast in DST[0]: S is copied into
+// DST exactly (fp32), as the fast path forms S - m in the fp32 accumulator (going through the FPU would
+// truncate large scores to the matrix unit's operand format). Copies run one tile ahead of the SFPU
+// work so that unpacking overlaps it.
+void probabilities(const Geometry& g, const Step& s) {
+    constexpr uint32_t kPerAcquire = kDstTiles - 1;
+    cb_wait_front(fa::cb_shift, g.rt);
+    cb_reserve_back(fa::cb_p, g.rt * Bk);
+    pack_reconfig_data_format(fa::cb_p);
+    for (uint32_t r = 0; r < g.rt; ++r) {
+        for (uint32_t c0 = 0; c0 < s.width; c0 += kPerAcquire) {
+            const uint32_t cols = min_u32(kPerAcquire, s.width - c0);
+            tile_regs_acquire();
+            reconfig_data_format_srca(fa::cb_shift);
+            copy_init(fa::cb_shift);
+            copy_tile(fa::cb_shift, r, 0);
+            reconfig_data_format_srca(fa::cb_s);
+            copy_init(fa::cb_s);
+            copy_tile(fa::cb_s, r * Bk + c0, 1);
+            for (uint32_t j = 0; j < cols; ++j) {
+                if (j + 1 < cols) copy_tile(fa::cb_s, r * Bk + c0 + j + 1, 2 + j);
+                add_binary_tile_init();
+                add_binary_tile(1 + j, 0, 1 + j);
+                exp_tile_init<APPROX, kScaleFp32Bits>();
+                exp_tile<APPROX, true>(1 + j, VectorMode::RC, kScaleBf16);
+            }
+            tile_regs_commit();
+            tile_regs_wait();
+            for (uint32_t j = 0; j < cols; ++j) pack_tile<true>(1 + j, fa::cb_p, r * Bk + c0 + j);
+            tile_regs_release();
+        }
+    }
+    cb_push_back(fa::cb_p, g.rt * Bk);
+    cb_pop_front(fa::cb_s, g.rt * Bk);
+    cb_pop_front(fa::cb_shift, g.rt);
+}
+
+// ---------------------------------------------------------------- row sums
+// l_old (* alpha) + P @ ones (DST[r]: row r's sum; DST[rt + r]: its alpha) -> the reserved (not yet
+// pushed) back pages of cb_l, and when `guarded` also -> cb_l_new for the overflow check. l_old stays
+// at the front of cb_l until commit_sums, so a rejected step can be redone into the same pages.
+void row_sums(const Geometry& g, const Step& s, bool rescale, bool guarded) {
+    cb_wait_front(fa::cb_p, g.rt * Bk);
+    tile_regs_acquire();
+    if (!s.first_block()) {
+        cb_wait_front(fa::cb_l, g.rt);
+        reconfig_data_format_srca(fa::cb_l);
+        copy_init(fa::cb_l);
+        for (uint32_t r = 0; r < g.rt; ++r) copy_tile(fa::cb_l, r, r);
+        if (rescale) {
+            cb_wait_front(fa::cb_alpha, g.rt);
+            reconfig_data_format_srca(fa::cb_alpha);
+            copy_init(fa::cb_alpha);
+            for (uint32_t r = 0; r < g.rt; ++r) copy_tile(fa::cb_alpha, r, g.rt + r);
+            mul_binary_tile_init();
+            for (uint32_t r = 0; r < g.rt; ++r) mul_binary_tile(r, g.rt + r, r);
+        }
+    }
+    reconfig_data_format(fa::cb_ones, fa::cb_p);
+    matmul_block_init(fa::cb_p, fa::cb_ones, /*transpose=*/0, 1, g.rt, Bk);
+    for (uint32_t k = 0; k < s.width; ++k) matmul_block(fa::cb_p, fa::cb_ones, k, 0, 0, /*transpose=*/0, 1, g.rt, Bk);
+    tile_regs_commit();
+    cb_reserve_back(fa::cb_l, g.rt);
+    if (guarded) cb_reserve_back(fa::cb_l_new, g.rt);
+    tile_regs_wait();
+    pack_reconfig_data_format(fa::cb_l);
+    for (uint32_t r = 0; r < g.rt; ++r) pack_tile<true>(r, fa::cb_l, r);
+    if (guarded) {
+        for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_l_new);
+    }
+    tile_regs_release();
+    if (guarded) cb_push_back(fa::cb_l_new, g.rt);
+}
+
+// The fast path's overflow guard: no row's block sum (l_new - l_old) above the guard (NaN fails too).
+// Consumes cb_l_new.
+bool sums_within_guard(const Geometry& g, const Step& s) {
+    cb_wait_front(fa::cb_l_new, g.rt);
+    if (!s.first_block()) cb_wait_front(fa::cb_l, g.rt);
+    const float guard = bits_to_float(kGuardBits);
+    bool ok = true;
+    for (uint32_t r = 0; r < g.rt && ok; ++r) {
+        for (uint32_t row = 0; row < fa::kTileDim && ok; ++row) {
+            const float old_sum = s.first_block() ? 0.0f : row_value(fa::cb_l, r, row);
+            ok = row_value(fa::cb_l_new, r, row) - old_sum <= guard;
+        }
+    }
+    cb_pop_front(fa::cb_l_new, g.rt);
+    return ok;
+}
+
+// The new sums replace the old ones in the rotating state.
+void commit_sums(const Geometry& g, const Step& s) {
+    if (!s.first_block()) cb_pop_front(fa::cb_l, g.rt);
+    cb_push_back(fa::cb_l, g.rt);
+}
+
+// ---------------------------------------------------------------- O = O_old (* alpha) + P V -> cb_o
+// The row group's output sits at the front of cb_o (rt x Dt tiles, chunk after chunk); the new output
+// goes into reserved back pages of cb_o and replaces it in commit_output, so a rejected step can be
+// redone from the same old output.
+
+// Output chunk `chunk_index` at the front of cb_o times alpha -> cb_o_tmp (exact fp32, on the SFPU).
+void rescale_chunk(const Geometry& g, uint32_t chunk_index) {
+    constexpr uint32_t kPerAcquire = kDstTiles - 1;  // one DST tile holds alpha
+    const uint32_t first = chunk_index * g.rt * g.ct_o;
+    pack_reconfig_data_format(fa::cb_o_tmp);
+    for (uint32_t r = 0; r < g.rt; ++r) {
+        for (uint32_t c0 = 0; c0 < g.ct_o; c0 += kPerAcquire) {
+            const uint32_t cols = min_u32(kPerAcquire, g.ct_o - c0);
+            tile_regs_acquire();
+            reconfig_data_format_srca(fa::cb_alpha);
+            copy_init(fa::cb_alpha);
+            copy_tile(fa::cb_alpha, r, 0);
+            reconfig_data_format_srca(fa::cb_o);
+            copy_init(fa::cb_o);
+            for (uint32_t j = 0; j < cols; ++j) copy_tile(fa::cb_o, first + r * g.ct_o + c0 + j, 1 + j);
+            mul_binary_tile_init();
+            for (uint32_t j = 0; j < cols; ++j) mul_binary_tile(1 + j, 0, 1 + j);
+            tile_regs_commit();
+            cb_reserve_back(fa::cb_o_tmp, cols);
+            tile_regs_wait();
+            for (uint32_t j = 0; j < cols; ++j) pack_tile(1 + j, fa::cb_o_tmp);
+            tile_regs_release();
+            cb_push_back(fa::cb_o_tmp, cols);
+        }
+    }
+}
+
+void update_output(const Geometry& g, const Step& s, bool rescale) {
+    const uint32_t chunk = g.rt * g.ct_o;
+    cb_wait_front(fa::cb_v, Bk * Dt);
+    if (rescale) cb_wait_front(fa::cb_alpha, g.rt);
+    if (!s.first_block()) cb_wait_front(fa::cb_o, g.rt * Dt);
+    cb_reserve_back(fa::cb_o, g.rt * Dt);
+    for (uint32_t c0 = 0, n = 0; c0 < Dt; c0 += g.ct_o, ++n) {
+        if (rescale) rescale_chunk(g, n);
+        tile_regs_acquire();
+        if (rescale) {
+            cb_wait_front(fa::cb_o_tmp, chunk);
+            reconfig_data_format_srca(fa::cb_o_tmp);
+            copy_init(fa::cb_o_tmp);
+            for (uint32_t i = 0; i < chunk; ++i) copy_tile(fa::cb_o_tmp, i, i);
+            cb_pop_front(fa::cb_o_tmp, chunk);
+        } else if (!s.first_block()) {
+            reconfig_data_format_srca(fa::cb_o);
+            copy_init(fa::cb_o);
+            for (uint32_t i = 0; i < chunk; ++i) copy_tile(fa::cb_o, n * chunk + i, i);
+        }
+        reconfig_data_format(fa::cb_v, fa::cb_p);
+        matmul_block_init(fa::cb_p, fa::cb_v, /*transpose=*/0, g.ct_o, g.rt, Bk);
+        for (uint32_t k = 0; k < s.width; ++k) {
+            matmul_block(fa::cb_p, fa::cb_v, k, k * Dt + c0, 0, /*transpose=*/0, g.ct_o, g.rt, Bk);
+        }
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_reconfig_data_format(fa::cb_o);
+        for (uint32_t i = 0; i < chunk; ++i) pack_tile<true>(i, fa::cb_o, n * chunk + i);
+        tile_regs_release();
+    }
+}
+
+// The new output replaces the old in the rotating state; P (and a slow step's alpha) are done with.
+void commit_output(const Geometry& g, const Step& s, bool had_alpha) {
+    if (!s.first_block()) cb_pop_front(fa::cb_o, g.rt * Dt);
+    cb_push_back(fa::cb_o, g.rt * Dt);
+    cb_pop_front(fa::cb_p, g.rt * Bk);
+    if (had_alpha) cb_pop_front(fa::cb_alpha, g.rt);
+}
+
+// ---------------------------------------------------------------- a step
+void slow_step(const Geometry& g, fa::Unit unit, const Step& s) {
+    const bool rescale = !s.first_block();  // nothing to rescale before the first block
+    scores(g, unit, s, /*fused=*/false);
+    block_max(g, s);
+    new_shift(g, s);
+    probabilities(g, s);
+    row_sums(g, s, rescale, /*guarded=*/false);
+    update_output(g, s, rescale);
+    commit_sums(g, s);
+    commit_output(g, s, /*had_alpha=*/true);
+}
+
+void step(const Geometry& g, fa::Unit unit, const Step& s) {
+    scores(g, unit, s, /*fused=*/true);
+    row_sums(g, s, /*rescale=*/false, /*guarded=*/true);
+    update_output(g, s, /*rescale=*/false);  // speculatively: checked below, while the matmuls run
+    if (sums_within_guard(g, s)) {
+        commit_sums(g, s);
+        commit_output(g, s, /*had_alpha=*/false);
+    } else {
+        cb_pop_front(fa::cb_p, g.rt * Bk);
+        slow_step(g, unit, s);
+    }
+}
+
+// ---------------------------------------------------------------- out = O / l (* sigmoid(gate))
+// For rows rho0 .. rho0 + rt; drops the unit's l for those rows.
+void finalize_rows(const Geometry& g) {
+    cb_wait_front(fa::cb_l, g.rt);
+    tile_regs_acquire();
+    reconfig_data_format_srca(fa::cb_l);
+    copy_init(fa::cb_l);
+    for (uint32_t r = 0; r < g.rt; ++r) copy_tile(fa::cb_l, r, r);
+    recip_tile_init();
+    for (uint32_t r = 0; r < g.rt; ++r) recip_tile(r);
+    tile_regs_commit();
+    cb_pop_front(fa::cb_l, g.rt);
+    cb_reserve_back(fa::cb_l_inv, g.rt);
+    tile_regs_wait();
+    pack_reconfig_data_format(fa::cb_l_inv);
+    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_l_inv);
+    tile_regs_release();
+    cb_push_back(fa::cb_l_inv, g.rt);
+
+    cb_wait_front(fa::cb_l_inv, g.rt);
+    const uint32_t chunk = g.rt * g.ct_o;
+    // Ungated: every DST tile holds an output tile; gated: pairs of (output, gate) tiles.
+    const uint32_t per_acquire = kGated ? kDstTiles / 2 : kDstTiles;
+    const uint32_t stride = kGated ? 2 : 1;
+    for (uint32_t c0 = 0; c0 < Dt; c0 += g.ct_o) {
+        cb_wait_front(fa::cb_o, chunk);
+        if (kGated) cb_wait_front(fa::cb_gate, chunk);
+        for (uint32_t i0 = 0; i0 < chunk; i0 += per_acquire) {
+            const uint32_t count = min_u32(per_acquire, chunk - i0);
+            tile_regs_acquire();
+            reconfig_data_format(fa::cb_o, fa::cb_l_inv);
+            mul_bcast_cols_init(fa::cb_o, fa::cb_l_inv);
+            for (uint32_t j = 0; j < count; ++j) {
+                const uint32_t i = i0 + j;
+                mul_tiles_bcast_cols(fa::cb_o, fa::cb_l_inv, i, i / g.ct_o, j * stride);
+            }
+            if constexpr (kGated) {
+                reconfig_data_format_srca(fa::cb_gate);
+                copy_init(fa::cb_gate);
+                for (uint32_t j = 0; j < count; ++j) copy_tile(fa::cb_gate, i0 + j, 2 * j + 1);
+                sigmoid_tile_init();
+                for (uint32_t j = 0; j < count; ++j) sigmoid_tile(2 * j + 1);
+                mul_binary_tile_init();
+                for (uint32_t j = 0; j < count; ++j) mul_binary_tile(2 * j, 2 * j + 1, 2 * j);
+            }
+            tile_regs_commit();
+            cb_reserve_back(fa::cb_out, count);
+            tile_regs_wait();
+            pack_reconfig_data_format(fa::cb_out);
+            for (uint32_t j = 0; j < count; ++j) pack_tile(j * stride, fa::cb_out);
+            tile_regs_release();
+            cb_push_back(fa::cb_out, count);
+        }
+        cb_pop_front(fa::cb_o, chunk);
+        if (kGated) cb_pop_front(fa::cb_gate, chunk);
+    }
+    cb_pop_front(fa::cb_l_inv, g.rt);
+}
+
+}  // namespace
+
+void kernel_main() {
+    Geometry g;
+    g.p0 = get_arg_val<uint32_t>(0);
+    g.sq = get_arg_val<uint32_t>(1);
+    g.bq = get_arg_val<uint32_t>(2);
+    g.rt = get_arg_val<uint32_t>(3);
+    g.ct_s = get_arg_val<uint32_t>(4);
+    g.ct_o = get_arg_val<uint32_t>(5);
+    const uint32_t num_units = get_arg_val<uint32_t>(6);
+    constexpr uint32_t kFirstUnitArg = 7;
+    const uint32_t rows = kHeadsPerUnit * g.bq;
+    g.rows = rows;
+
+    compute_kernel_hw_startup(fa::cb_q, fa::cb_k, fa::cb_s);
+    cb_wait_front(fa::cb_mask, fa::kNumMaskTiles);
+    cb_wait_front(fa::cb_ones, 1);
+    cb_wait_front(fa::cb_spread, g.ct_s);
+
+    for (uint32_t n = 0; n < num_units; ++n) {
+        const fa::Unit unit = fa::decode_unit(get_arg_val<uint32_t>(kFirstUnitArg + n));
+        const uint32_t key_tiles = fa::unit_key_tiles(unit.q_block, g.bq, g.p0, g.sq);
+        const uint32_t key_blocks = (key_tiles + Bk - 1) / Bk;
+        cb_wait_front(fa::cb_q, rows * Dt);
+        seed_shift(g, unit);
+        for (uint32_t kb = 0; kb < key_blocks; ++kb) {
+            const uint32_t width = fa::block_width(kb, key_tiles, Bk);
+            for (uint32_t rho0 = 0; rho0 < rows; rho0 += g.rt) step(g, unit, Step{kb, rho0, width});
+            cb_pop_front(fa::cb_k, Bk * Dt);
+            cb_pop_front(fa::cb_v, Bk * Dt);
+        }
+        cb_pop_front(fa::cb_q, rows * Dt);
+        for (uint32_t rho0 = 0; rho0 < rows; rho0 += g.rt) finalize_rows(g);
+        cb_wait_front(fa::cb_m, rows);
+        cb_pop_front(fa::cb_m, rows);
+    }
+}
