@@ -1,0 +1,225 @@
+"""The standard benchmark set behind scripts/bench: runs the kernels at full size in the simulator's
+timing-only mode, writes every result as JSON and draws the plots (PNG).
+
+Every device figure here is MODELED by the simulator's timing model (docs/TIMING.md: calibrated to
+within about ±20% on a published matmul); the published figures it is set against are measured on
+Wormhole (shared/WORMHOLE.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from loguru import logger
+
+# Published measurements (shared/WORMHOLE.md).
+PUBLISHED_GDN_COMPOSED_MS = {4096: 128.5, 32768: 1384.8}  # B=2, H=4, K=128, V=256, chunk 64
+PUBLISHED_QWEN35_9B_N300_TTFT_S = {4096: 0.95, 32768: 8.33, 131072: 33.5}
+N300_CHIPS = 2
+# Ethernet between the two chips of an n300: 2 links x 12.5 GB/s per direction (WORMHOLE.md).
+N300_CHIP_LINK_BYTES_PER_S = 2 * 12.5e9
+
+
+def _ns(**kw) -> argparse.Namespace:
+    base = dict(backend="sim", timing_only=True, trace=None, fidelity=None, chunk=None, prefix=0, batch=1,
+                seq=None, q_heads=None, kv_heads=None, head_dim=None, qk_heads=None, v_heads=None, key_dim=None,
+                value_dim=None, size=None, format=None, json=True, check="no")
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def attention_sweep(contexts, shapes) -> list[dict]:
+    from ttprefill.ops.flash_attention import attention_bench
+
+    out = []
+    for hq, hkv, d in shapes:
+        for seq in contexts:
+            t0 = time.perf_counter()
+            r = attention_bench(_ns(seq=seq, q_heads=hq, kv_heads=hkv, head_dim=d, fidelity="HiFi2"))
+            logger.info("attention {}/{} d{} seq {}: {:.1%} FPU (modeled), {:.1f} s wall", hq, hkv, d, seq,
+                        r["fpu_util"], time.perf_counter() - t0)
+            out.append(r)
+    return out
+
+
+def gdn_sweep(contexts, qk_heads, v_heads, key_dim, value_dim, batch=1) -> list[dict]:
+    from ttprefill.ops.gdn import gdn_bench
+
+    out = []
+    for seq in contexts:
+        t0 = time.perf_counter()
+        r = gdn_bench(_ns(seq=seq, qk_heads=qk_heads, v_heads=v_heads, key_dim=key_dim, value_dim=value_dim,
+                          batch=batch))
+        logger.info("gdn {}/{} K{} V{} x{} seq {}: {:.3f} ms modeled, {:.1f} s wall", qk_heads, v_heads, key_dim,
+                    value_dim, batch, seq, r["modeled_s"] * 1e3, time.perf_counter() - t0)
+        out.append(r)
+    return out
+
+
+def matmul_calibration() -> list[dict]:
+    from ttprefill.bench import bench_matmul
+
+    return [bench_matmul(_ns(size=4096, format=fmt, fidelity=fid)) for fmt, fid in (("bf16", "HiFi2"), ("bfp8", "LoFi"))]
+
+
+def dense_matmul_seconds(flops: float, rate_tflops: float) -> float:
+    return flops / (rate_tflops * 1e12)
+
+
+def qwen35_9b_n300_ttft(contexts, gdn_by_seq: dict, attn_by_seq: dict, matmul_tflops: float) -> list[dict]:
+    """Modeled time to first token of Qwen3.5-9B on an n300 (2 chips, heads and MLP split in two).
+
+    Per chip and per token of context: the GDN layer cores and the attention layers from the
+    simulator (each chip holds half the heads), the dense projections and the MLP at the modeled
+    multicast-matmul rate, and the two all-reduces per layer over the chips' ethernet link. The
+    host, embedding, norms and RoPE are not counted (small next to the rest)."""
+    from ttprefill.model.config import get_preset
+
+    cfg = get_preset("qwen3.5-9b")
+    out = []
+    hidden = cfg.hidden_size
+    gdn_proj = hidden * (cfg.gdn_conv_channels + cfg.gdn_value_dim + 2 * cfg.gdn_num_v_heads) + cfg.gdn_value_dim * hidden
+    attn_proj = hidden * (cfg.attn_num_heads * cfg.attn_head_dim * 2 + 2 * cfg.attn_num_kv_heads * cfg.attn_head_dim) \
+        + cfg.attn_num_heads * cfg.attn_head_dim * hidden
+    mlp = 3 * hidden * cfg.intermediate_size
+    for seq in contexts:
+        dense_flops = 2 * seq * (len(cfg.gdn_layers) * (gdn_proj + mlp) + len(cfg.attention_layers) * (attn_proj + mlp))
+        dense_s = dense_matmul_seconds(dense_flops / N300_CHIPS, matmul_tflops)
+        gdn_s = len(cfg.gdn_layers) * gdn_by_seq[seq]
+        attn_s = len(cfg.attention_layers) * attn_by_seq[seq]
+        allreduce_bytes = 2 * cfg.num_layers * seq * hidden * 2  # two bf16 all-reduces per layer
+        ccl_s = allreduce_bytes / N300_CHIP_LINK_BYTES_PER_S
+        out.append({"seq": seq, "modeled_ttft_s": dense_s + gdn_s + attn_s + ccl_s, "dense_s": dense_s,
+                    "gdn_s": gdn_s, "attention_s": attn_s, "chip_to_chip_s": ccl_s,
+                    "published_ttft_s": PUBLISHED_QWEN35_9B_N300_TTFT_S.get(seq)})
+    return out
+
+
+def plot_all(results: dict, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+
+    # 1. FPU utilisation vs context per kernel.
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    by_shape: dict[str, list] = {}
+    for r in results["attention"]:
+        s = r["shape"]
+        by_shape.setdefault(f"attention {s['q_heads']}/{s['kv_heads']} d{s['head_dim']}", []).append(
+            (s["seq"], r["fpu_util"]))
+    for r in results["gdn_27b"]:
+        by_shape.setdefault("GDN layer 16/48 K128 V128 (nominal FLOPs)", []).append((r["shape"]["seq"], r["fpu_util"]))
+    for label, pts in by_shape.items():
+        pts.sort()
+        ax.plot([p[0] for p in pts], [100 * p[1] for p in pts], marker="o", label=label)
+    ax.axhline(70, color="gray", ls="--", lw=0.8, label="attention target 70%")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("context (tokens)")
+    ax.set_ylabel("FPU utilisation, % (modeled, HiFi2 peak)")
+    ax.set_title("Modeled FPU utilisation vs context (64 cores, one Wormhole chip)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    paths.append(_save(fig, out_dir / "utilisation_vs_context.png"))
+
+    # 2. Roofline.
+    from ttprefill.timing import DRAM_PEAK_BYTES_PER_CYCLE, fpu_peak_flops_per_cycle
+    from ttprefill.device.program import MathFidelity
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    peak = fpu_peak_flops_per_cycle(64, MathFidelity.HiFi2) * 1e9 / 1e12
+    bw = DRAM_PEAK_BYTES_PER_CYCLE * 1e9
+    ai = np.logspace(0, 4, 100)
+    ax.plot(ai, np.minimum(peak, ai * bw / 1e12), color="black", lw=1, label=f"roof: {peak:.0f} TFLOP/s HiFi2, 288 GB/s")
+    for label, rows in (("matmul 4096^3", results["matmul"]), ("attention", results["attention"]),
+                        ("GDN layer", results["gdn_27b"])):
+        # FLOP per DRAM byte = (TFLOP/s) / (DRAM bytes/s), both modeled.
+        pts = [(r["tflops"] * 1e12 / (r["dram_util"] * bw), r["tflops"]) for r in rows if r.get("dram_util")]
+        if pts:
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=label, s=18)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte, modeled)")
+    ax.set_ylabel("TFLOP/s (modeled)")
+    ax.set_title("Roofline (one Wormhole chip, modeled)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    paths.append(_save(fig, out_dir / "roofline.png"))
+
+    # 3. GDN against the published composed-op implementation.
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    seqs = sorted(PUBLISHED_GDN_COMPOSED_MS)
+    ours = {r["shape"]["seq"]: r["modeled_s"] * 1e3 for r in results["gdn_composed_shape"]}
+    x = np.arange(len(seqs))
+    ax.bar(x - 0.2, [PUBLISHED_GDN_COMPOSED_MS[s] for s in seqs], 0.4, label="composed TTNN ops (measured)")
+    ax.bar(x + 0.2, [ours.get(s, 0) for s in seqs], 0.4, label="ttprefill fused kernels (modeled)")
+    ax.set_xticks(x, [f"T={s}" for s in seqs])
+    ax.set_yscale("log")
+    ax.set_ylabel("ms per GDN layer core (B=2, H=4, K=128, V=256)")
+    ax.set_title("GDN: ttprefill (modeled) vs published composed-op GDN (measured)")
+    ax.legend(fontsize=8)
+    paths.append(_save(fig, out_dir / "gdn_vs_published.png"))
+
+    # 4. TTFT of Qwen3.5-9B on n300.
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    rows = results["ttft_qwen35_9b_n300"]
+    ax.plot([r["seq"] for r in rows], [r["modeled_ttft_s"] for r in rows], marker="o", label="ttprefill (modeled)")
+    pub = sorted(PUBLISHED_QWEN35_9B_N300_TTFT_S.items())
+    ax.plot([p[0] for p in pub], [p[1] for p in pub], marker="s", label="tt-metal demo (measured)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("prompt tokens")
+    ax.set_ylabel("time to first token, s")
+    ax.set_title("Qwen3.5-9B on n300 (2 chips): TTFT")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    paths.append(_save(fig, out_dir / "ttft_qwen35_9b_n300.png"))
+    return paths
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="bench-results", help="directory for JSON and PNG files")
+    parser.add_argument("--quick", action="store_true", help="shorter contexts (a smoke run of the whole set)")
+    args = parser.parse_args(argv)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    logger.remove()
+    logger.add(sys.stderr, level="INFO", format="{time:HH:mm:ss} {message}")
+    contexts = [1024, 2048] if args.quick else [2048, 4096, 8192, 16384, 32768]
+    results: dict = {}
+    results["matmul"] = matmul_calibration()
+    results["attention"] = attention_sweep(contexts, [(24, 4, 256), (16, 4, 128)])
+    results["gdn_27b"] = gdn_sweep(contexts, 16, 48, 128, 128)
+    composed = [4096] if args.quick else sorted(PUBLISHED_GDN_COMPOSED_MS)
+    results["gdn_composed_shape"] = gdn_sweep(composed, 4, 4, 128, 256, batch=2)
+    # Qwen3.5-9B on n300: per chip half the heads (GDN 8/16, attention 8/2, head_dim 256).
+    ttft_contexts = [c for c in contexts if c >= 4096] or contexts
+    gdn9 = {r["shape"]["seq"]: r["modeled_s"] for r in gdn_sweep(ttft_contexts, 8, 16, 128, 128)}
+    attn9 = {r["shape"]["seq"]: r["modeled_s"] for r in attention_sweep(ttft_contexts, [(8, 2, 256)])}
+    matmul_rate = results["matmul"][0]["tflops"]
+    results["ttft_qwen35_9b_n300"] = qwen35_9b_n300_ttft(ttft_contexts, gdn9, attn9, matmul_rate)
+    (out_dir / "results.json").write_text(json.dumps(results, indent=1))
+    paths = plot_all(results, out_dir)
+    print(json.dumps({"results": str(out_dir / "results.json"), "plots": [str(p) for p in paths]}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
