@@ -40,13 +40,22 @@ const char* role_name(RoleKind r) {
     return "?";
 }
 
+namespace {
+// All cores' L1 in one mapping below 2 GiB: kernels hold L1 addresses in 32-bit integers and
+// dereference them, exactly as on the device. The low 2 GiB are scarce, and runs are serialised
+// (Device::run), so every device of the process shares this one arena; each run zeroes what it uses.
+uint8_t* shared_l1_arena(size_t bytes) {
+    static uint8_t* arena = [bytes] {
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+        if (p == MAP_FAILED) throw SimError("cannot map simulated L1 below 4 GiB");
+        return static_cast<uint8_t*>(p);
+    }();
+    return arena;
+}
+}  // namespace
+
 Scheduler::Scheduler(Dram& dram) : dram_(dram) {
-    // All cores' L1 in one mapping below 2 GiB: kernels hold L1 addresses in 32-bit integers and
-    // dereference them, exactly as on the device.
-    size_t bytes = size_t(kL1Stride) * cores_.size();
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-    if (p == MAP_FAILED) throw SimError("cannot map simulated L1 below 4 GiB");
-    l1_arena_ = static_cast<uint8_t*>(p);
+    l1_arena_ = shared_l1_arena(size_t(kL1Stride) * cores_.size());
     for (int y = 0; y < kGridY; ++y) {
         for (int x = 0; x < kGridX; ++x) {
             Core& c = cores_[y * kGridX + x];
@@ -58,7 +67,6 @@ Scheduler::Scheduler(Dram& dram) : dram_(dram) {
 }
 
 Scheduler::~Scheduler() {
-    munmap(l1_arena_, size_t(kL1Stride) * cores_.size());
     for (char* s : stack_pool_) munmap(s, kFiberStackBytes);
     for (auto& [path, m] : modules_) {
         if (m.handle) dlclose(m.handle);
