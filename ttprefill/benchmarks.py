@@ -18,7 +18,8 @@ from loguru import logger
 
 # Published measurements (shared/WORMHOLE.md).
 PUBLISHED_GDN_COMPOSED_MS = {4096: 128.5, 32768: 1384.8}  # B=2, H=4, K=128, V=256, chunk 64
-PUBLISHED_QWEN35_9B_N300_TTFT_S = {4096: 0.95, 32768: 8.33, 131072: 33.5}
+# tt-metal models/demos/blackhole/qwen36/README-N300-9B.md (measured, batch 1).
+PUBLISHED_QWEN35_9B_N300_TTFT_S = {4096: 0.95, 8192: 1.95, 16384: 3.97, 32768: 8.33, 65536: 18.66, 131072: 33.5}
 N300_CHIPS = 2
 # Ethernet between the two chips of an n300: 2 links x 12.5 GB/s per direction (WORMHOLE.md).
 N300_CHIP_LINK_BYTES_PER_S = 2 * 12.5e9
