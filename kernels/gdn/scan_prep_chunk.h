@@ -5,8 +5,8 @@
 //
 // CBs it owns (both programs place them at these indices): inputs c_0 k, c_1 q, c_2 v (bf16), c_3 g
 // broadcast (nt + 1 tiles, the last zero), c_4 beta broadcast, c_5 constants (scan_prep_consts.h);
-// scratch c_7 inverse running block (2), c_8 masked A tile (1), c_9 product tile (1), c_10 per-row
-// factors (nt), c_24 gam (nt), c_25 gam transposed (nt), c_26 gam_last (1), c_27 decay, c_28 A,
+// scratch c_7 inverse running blocks (2 * kInverseLanes), c_8 masked A tiles, c_9 product tiles
+// (kInverseLanes each), c_10 per-row factors (nt), c_24 gam (nt), c_25 gam transposed (nt), c_26 gam_last (1), c_27 decay, c_28 A,
 // c_29 T (nt(nt+1)/2 each), c_30 right-hand sides (nt * (KT + VT)), all fp32.
 // The outputs go to the CBs of PrepOutputs, in this order: P, -W, U, then the factor tiles.
 #pragma once
@@ -44,63 +44,95 @@ inline uint32_t t_pos(uint32_t i, uint32_t j, uint32_t nt) {
     return i == j ? i : nt + i * (i - 1) / 2 + (i - 1 - j);
 }
 
-// One output tile: T rows I times a right-hand side of nt x width tiles (cb_rhs), columns
-// [col, col + count), into cb_out.
-inline void t_times_rhs(uint32_t cb_out, uint32_t i, uint32_t col, uint32_t count, uint32_t width, uint32_t nt) {
+// One output tile: T rows I times a right-hand side of nt x width tiles (cb_rhs, from tile `base` of
+// its front), columns [col, col + count), into cb_out.
+inline void t_times_rhs(uint32_t cb_out, uint32_t i, uint32_t base, uint32_t col, uint32_t count, uint32_t width,
+                        uint32_t nt) {
     tile_regs_acquire();
     gdn::matmul_start(cb_t, cb_rhs);
-    for (uint32_t j = 0; j <= i; ++j) gdn::matmul_row(cb_t, cb_rhs, t_pos(i, j, nt), j * width + col, 0, count);
+    for (uint32_t j = 0; j <= i; ++j) {
+        gdn::matmul_row(cb_t, cb_rhs, t_pos(i, j, nt), base + j * width + col, 0, count);
+    }
     gdn::pack_dst_push(cb_out, count);
 }
 
-// cb_rhs <- factor(row tile J) * x(J, c) for every tile of an nt x width input, factors in cb_factor.
-inline void scale_rows(uint32_t cb_x, uint32_t width, uint32_t nt) {
-    for (uint32_t j = 0; j < nt; ++j) {
-        for (uint32_t c = 0; c < width; ++c) {
-            tile_regs_acquire();
-            gdn::copy_in(cb_x, j * width + c, 0);
-            gdn::copy_in(cb_factor, j, 1);
-            gdn::mul_dst(0, 1, 0);
-            gdn::pack_dst_push(cb_rhs);
+// All of T times an nt x width right-hand side (from tile `base` of cb_rhs's front), into cb_out.
+inline void t_times_rhs_all(uint32_t cb_out, uint32_t base, uint32_t width, uint32_t nt) {
+    for (uint32_t i = 0; i < nt; ++i) {
+        for (uint32_t c = 0; c < width; c += gdn::kDstTiles) {
+            const uint32_t count = width - c < gdn::kDstTiles ? width - c : gdn::kDstTiles;
+            t_times_rhs(cb_out, i, base, c, count, width, nt);
         }
     }
 }
 
-// Inverse of the unit lower triangular diagonal tile I + A(I,I), into cb_t.
-inline void invert_diagonal_tile(uint32_t i) {
-    const uint32_t a_ii = tri(i, i);
+// cb_rhs <- factor(row tile J) * x(J, c) for every tile of an nt x width input, factors in cb_factors
+// (waited for). The factor sits in the last DST slot, loaded once per block of up to kDstTiles - 1
+// tiles of its row.
+inline void scale_rows(uint32_t cb_x, uint32_t cb_factors, uint32_t width, uint32_t nt) {
+    constexpr uint32_t factor_dst = gdn::kDstTiles - 1;
+    for (uint32_t j = 0; j < nt; ++j) {
+        for (uint32_t c0 = 0; c0 < width; c0 += factor_dst) {
+            const uint32_t count = width - c0 < factor_dst ? width - c0 : factor_dst;
+            tile_regs_acquire();
+            gdn::copy_in(cb_factors, j, factor_dst);
+            for (uint32_t c = 0; c < count; ++c) gdn::copy_in(cb_x, j * width + c0 + c, c);
+            for (uint32_t c = 0; c < count; ++c) gdn::mul_dst(c, factor_dst, c);
+            gdn::pack_dst_push(cb_rhs, count);
+        }
+    }
+}
+
+// Diagonal tiles inverted side by side: each step of the doubling waits for the previous step's
+// packed tile, so one tile alone leaves the unpacker, FPU and packer taking turns; with two
+// independent tiles in flight one's step fills the other's wait. Scratch CBs hold kInverseLanes tiles
+// (cb_masked, cb_product) and 2 * kInverseLanes (cb_block_inv).
+constexpr uint32_t kInverseLanes = 2;
+
+// Inverses of the unit lower triangular diagonal tiles I + A(I,I), I in [first, first + lanes), into
+// cb_t in order of I.
+inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes) {
     // 1-row blocks merged into 2-row blocks: D = I - (A masked to level 0).
-    tile_regs_acquire();
-    gdn::copy_in(cb_consts, gdn::kConstIdentity, 0);
-    gdn::copy_in(cb_a, a_ii, 1);
-    gdn::mask_dst(1, cb_consts, gdn::kConstLevelMask0);
-    gdn::sub_dst(0, 1, 0);
-    gdn::pack_dst_push(cb_block_inv);
+    for (uint32_t l = 0; l < lanes; ++l) {
+        tile_regs_acquire();
+        gdn::copy_in(cb_consts, gdn::kConstIdentity, 0);
+        gdn::copy_in(cb_a, tri(first + l, first + l), 1);
+        gdn::mask_dst(1, cb_consts, gdn::kConstLevelMask0);
+        gdn::sub_dst(0, 1, 0);
+        gdn::pack_dst_push(cb_block_inv);
+    }
     for (uint32_t level = 1; level < gdn::kInverseLevels; ++level) {
         // R: the entries of A that join the 2^level-row blocks pairwise.
-        tile_regs_acquire();
-        gdn::copy_in(cb_a, a_ii, 0);
-        gdn::mask_dst(0, cb_consts, gdn::kConstLevelMask0 + level);
-        gdn::pack_dst_push(cb_masked);
+        for (uint32_t l = 0; l < lanes; ++l) {
+            tile_regs_acquire();
+            gdn::copy_in(cb_a, tri(first + l, first + l), 0);
+            gdn::mask_dst(0, cb_consts, gdn::kConstLevelMask0 + level);
+            gdn::pack_dst_push(cb_masked);
+        }
         // X = -(D R)
-        cb_wait_front(cb_block_inv, 1);
-        cb_wait_front(cb_masked, 1);
-        tile_regs_acquire();
-        gdn::matmul_start(cb_block_inv, cb_masked);
-        matmul_tiles(cb_block_inv, cb_masked, 0, 0, 0);
-        gdn::negate_dst(0);
-        gdn::pack_dst_push(cb_product);
-        cb_pop_front(cb_masked, 1);
-        // D <- D + X D
-        cb_wait_front(cb_product, 1);
-        tile_regs_acquire();
-        gdn::copy_in(cb_block_inv, 0, 0);
-        gdn::matmul_start(cb_product, cb_block_inv);
-        matmul_tiles(cb_product, cb_block_inv, 0, 0, 0);
+        cb_wait_front(cb_block_inv, lanes);
+        cb_wait_front(cb_masked, lanes);
+        for (uint32_t l = 0; l < lanes; ++l) {
+            tile_regs_acquire();
+            gdn::matmul_start(cb_block_inv, cb_masked);
+            matmul_tiles(cb_block_inv, cb_masked, l, l, 0);
+            gdn::negate_dst(0);
+            gdn::pack_dst_push(cb_product);
+        }
+        cb_pop_front(cb_masked, lanes);
+        // D <- D + X D (X taken one tile at a time: the forward substitution's single-tile traffic
+        // through cb_product leaves its front anywhere, and a tile read may not wrap)
         const bool last = level + 1 == gdn::kInverseLevels;
-        gdn::pack_dst_push(last ? cb_t : cb_block_inv);
-        cb_pop_front(cb_block_inv, 1);
-        cb_pop_front(cb_product, 1);
+        for (uint32_t l = 0; l < lanes; ++l) {
+            cb_wait_front(cb_product, 1);
+            tile_regs_acquire();
+            gdn::copy_in(cb_block_inv, l, 0);
+            gdn::matmul_start(cb_product, cb_block_inv);
+            matmul_tiles(cb_product, cb_block_inv, 0, l, 0);
+            gdn::pack_dst_push(last ? cb_t : cb_block_inv);
+            cb_pop_front(cb_product, 1);
+        }
+        cb_pop_front(cb_block_inv, lanes);
     }
 }
 
@@ -187,7 +219,9 @@ inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tile
     }
 
     // T = (I + A)^-1: diagonal tiles, then block forward substitution below them.
-    for (uint32_t i = 0; i < nt; ++i) invert_diagonal_tile(i);
+    for (uint32_t i = 0; i < nt; i += kInverseLanes) {
+        invert_diagonal_tiles(i, nt - i < kInverseLanes ? nt - i : kInverseLanes);
+    }
     uint32_t t_done = nt;
     for (uint32_t i = 1; i < nt; ++i) {
         for (uint32_t j = i; j-- > 0;) {
@@ -211,53 +245,41 @@ inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tile
     cb_wait_front(cb_t, ntri);
 
     // -W = T (-(beta exp(gam)) k): the row factors first, then the scaled rows, then T times them.
+    // exp(gam) is also the sequential pass's first factor: each row tile's exp is taken once and
+    // packed twice, to the factor output (ahead of the other factors, which come at the end) and, times
+    // -beta, to the row factors. The factor output CB must hold all factor tiles of a chunk for this.
     for (uint32_t j = 0; j < nt; ++j) {
         tile_regs_acquire();
         gdn::copy_in(cb_gam, j, 0);
         gdn::exp_dst(0);
         gdn::copy_in(cb_beta, j, 1);
-        gdn::mul_dst(0, 1, 0);
-        gdn::negate_dst(0);
-        gdn::pack_dst_push(cb_factor);
+        gdn::mul_dst(0, 1, 1);
+        gdn::negate_dst(1);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_reconfig_data_format(out.factors);
+        cb_reserve_back(out.factors, 1);
+        pack_tile(0, out.factors);
+        cb_push_back(out.factors, 1);
+        pack_reconfig_data_format(cb_factor);
+        cb_reserve_back(cb_factor, 1);
+        pack_tile(1, cb_factor);
+        cb_push_back(cb_factor, 1);
+        tile_regs_release();
     }
     cb_wait_front(cb_factor, nt);
-    scale_rows(cb_k, key_tiles, nt);
+    scale_rows(cb_k, cb_factor, key_tiles, nt);
     cb_pop_front(cb_factor, nt);
-    cb_wait_front(cb_rhs, nt * key_tiles);
-    for (uint32_t i = 0; i < nt; ++i) {
-        for (uint32_t c = 0; c < key_tiles; c += gdn::kDstTiles) {
-            const uint32_t count = key_tiles - c < gdn::kDstTiles ? key_tiles - c : gdn::kDstTiles;
-            t_times_rhs(out.neg_w, i, c, count, key_tiles, nt);
-        }
-    }
-    cb_pop_front(cb_rhs, nt * key_tiles);
+    // U = T (beta v): beta is its own row factor. Both right-hand sides are scaled before either
+    // product, so the products never wait on a tile just packed.
+    scale_rows(cb_v, cb_beta, value_tiles, nt);
+    cb_wait_front(cb_rhs, nt * (key_tiles + value_tiles));
+    t_times_rhs_all(out.neg_w, 0, key_tiles, nt);
+    t_times_rhs_all(out.u, nt * key_tiles, value_tiles, nt);
+    cb_pop_front(cb_rhs, nt * (key_tiles + value_tiles));
 
-    // U = T (beta v)
-    for (uint32_t j = 0; j < nt; ++j) {
-        tile_regs_acquire();
-        gdn::copy_in(cb_beta, j, 0);
-        gdn::pack_dst_push(cb_factor);
-    }
-    cb_wait_front(cb_factor, nt);
-    scale_rows(cb_v, value_tiles, nt);
-    cb_pop_front(cb_factor, nt);
-    cb_wait_front(cb_rhs, nt * value_tiles);
-    for (uint32_t i = 0; i < nt; ++i) {
-        for (uint32_t c = 0; c < value_tiles; c += gdn::kDstTiles) {
-            const uint32_t count = value_tiles - c < gdn::kDstTiles ? value_tiles - c : gdn::kDstTiles;
-            t_times_rhs(out.u, i, c, count, value_tiles, nt);
-        }
-    }
-    cb_pop_front(cb_rhs, nt * value_tiles);
-
-    // Factors for the sequential pass: exp(gam), exp(gam_last - gam) (column broadcasts) and
-    // exp(gam_last), the state's decay over the chunk.
-    for (uint32_t i = 0; i < nt; ++i) {
-        tile_regs_acquire();
-        gdn::copy_in(cb_gam, i, 0);
-        gdn::exp_dst(0);
-        gdn::pack_dst_push(out.factors);
-    }
+    // The rest of the factors for the sequential pass (exp(gam) went out with -W): exp(gam_last - gam)
+    // (column broadcasts) and exp(gam_last), the state's decay over the chunk.
     for (uint32_t i = 0; i < nt; ++i) {
         tile_regs_acquire();
         gdn::copy_in(cb_gam_last, 0, 0);

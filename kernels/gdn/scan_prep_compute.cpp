@@ -35,11 +35,12 @@
 // Runtime args: 0 number of units.
 // CBs: inputs c_0 k, c_1 q, c_2 v (bf16), c_3 g broadcast (nt + 1 tiles, the last zero), c_4 beta
 //      broadcast, c_5 constants (scan_prep_consts.h);
-//      scratch c_7 inverse running block (2), c_8 masked A tile (1), c_9 product tile (1),
-//      c_10 per-row factors (nt), c_24 gam (nt), c_25 gam transposed (nt), c_26 gam_last (1),
+//      scratch c_7 inverse running blocks (2 x kInverseLanes), c_8 masked A tiles, c_9 product tiles
+//      (kInverseLanes each), c_10 per-row factors (nt), c_24 gam (nt), c_25 gam transposed (nt), c_26 gam_last (1),
 //      c_27 decay (nt(nt+1)/2), c_28 A (nt(nt+1)/2), c_29 T (nt(nt+1)/2), c_30 right-hand sides
 //      (nt * (KT + VT)), all fp32;
-//      outputs c_16 records (to the writer), c_17 factor tiles (fp32).
+//      outputs c_16 records (to the writer), c_17 factor tiles (fp32; holds a chunk's, since the
+//      exp(gam) tiles are pushed ahead of the records' -W and U).
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "scan_prep_chunk.h"
 

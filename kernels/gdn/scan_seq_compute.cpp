@@ -122,21 +122,39 @@ void kernel_main() {
 #endif
             cb_wait_front(cb_h, state_tiles);
 
-            // Vnew = U + (-W) h
+            // Vnew = U + (-W) h, in blocks of up to 2 x 2 tiles: the unpacker reuses each -W tile across
+            // the block's columns and each (fp32) h tile across its rows (2 x 4 tiles of Vnew: 8 unpacks
+            // per key tile instead of 10 as two 1 x 4 rows). The blocks are packed to their places in the reserved chunk (cb_vnew holds
+            // exactly one chunk, so the reservation never wraps) and pushed together.
             cb_wait_front(cb_neg_w, nt * key_tiles);
             cb_wait_front(cb_u, chunk_tiles);
-            for (uint32_t i = 0; i < nt; ++i) {
-                for (uint32_t j0 = 0; j0 < block_tiles; j0 += gdn::kDstTiles) {
-                    const uint32_t n = min_u32(gdn::kDstTiles, block_tiles - j0);
+            cb_reserve_back(cb_vnew, chunk_tiles);
+            for (uint32_t i0 = 0; i0 < nt; i0 += 2) {
+                const uint32_t rows = min_u32(2, nt - i0);
+                const uint32_t cols = rows == 1 ? min_u32(gdn::kDstTiles, block_tiles) : 2;
+                for (uint32_t j0 = 0; j0 < block_tiles; j0 += cols) {
+                    const uint32_t n = min_u32(cols, block_tiles - j0);
                     tile_regs_acquire();
-                    for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_u, i * block_tiles + j0 + j, j);
+                    for (uint32_t r = 0; r < rows; ++r) {
+                        for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_u, (i0 + r) * block_tiles + j0 + j, r * n + j);
+                    }
                     gdn::matmul_start(cb_neg_w, cb_h);
                     for (uint32_t kt = 0; kt < key_tiles; ++kt) {
-                        gdn::matmul_row(cb_neg_w, cb_h, i * key_tiles + kt, kt * block_tiles + j0, 0, n);
+                        matmul_block(cb_neg_w, cb_h, i0 * key_tiles + kt, kt * block_tiles + j0, 0, 0, n, rows,
+                                     key_tiles);
                     }
-                    gdn::pack_dst_push(cb_vnew, n);
+                    tile_regs_commit();
+                    tile_regs_wait();
+                    pack_reconfig_data_format(cb_vnew);
+                    for (uint32_t r = 0; r < rows; ++r) {
+                        for (uint32_t j = 0; j < n; ++j) {
+                            pack_tile<true>(r * n + j, cb_vnew, (i0 + r) * block_tiles + j0 + j);
+                        }
+                    }
+                    tile_regs_release();
                 }
             }
+            cb_push_back(cb_vnew, chunk_tiles);
             cb_pop_front(cb_neg_w, nt * key_tiles);
             cb_pop_front(cb_u, chunk_tiles);
 

@@ -28,10 +28,11 @@ Programs and what each fuses (kernels in kernels/gdn/):
    GDN_SCAN_FUSED; the preparation is shared code, scan_prep_chunk.h), so the records never make the
    DRAM round trip. Same arithmetic, same bits as 3 then 4. Chosen when the value heads fill at least
    half the cores (fused_scan_by_default: the 27B shape's 48 heads); with few heads the two programs
-   spread the work wider. Modeled at 4096 tokens of the 27B shape: 2.30M cycles against 3.78M for the
+   spread the work wider. Modeled at 4096 tokens of the 27B shape: 2.08M cycles against 3.82M for the
    two programs (whose records and factors, 96 KB per (head, chunk) in fp32, are written to DRAM and read
-   back); it is compute-bound on 48 of the 64
-   cores, mostly fp32 unpacks/packs and the SFPU exps, so the matmul fidelity barely changes it.
+   back); it is compute-bound on 48 of the 64 cores, mostly fp32 unpacks/packs, the SFPU exps (8 per
+   (head, chunk), each exp(gam) taken once) and the serial steps of the diagonal-tile inverses (two
+   tiles are inverted side by side to fill each other's waits), so the matmul fidelity barely changes it.
 
 Why these cuts: conv and norm are per-token and channel-parallel, the gates are tiny, the scan's
 state-independent work parallelises over (head, chunk) and its sequential part over (head, value
@@ -112,11 +113,20 @@ CONV_WIDTH = 4
 EPS = 1e-6
 # Constant tiles of the scan preparation (kernels/gdn/scan_prep_consts.h: kNumConsts).
 PREP_CONST_TILES = 8
+# Diagonal tiles of T inverted side by side (kernels/gdn/scan_prep_chunk.h: kInverseLanes).
+INVERSE_LANES = 2
 # DST tiles per acquire with fp32 accumulation.
 DST_TILES = 4
 
 BF16 = DataFormat.Float16_b
 FP32 = DataFormat.Float32
+# Fidelity of the conv and norm programs. Every matmul there is exact at HiFi3, with the same bits as
+# HiFi4, one phase (16 cycles a tile) cheaper: either in0 is a 0/1 bf16 shift matrix (no low slice, so
+# phases 2 and 3 add zero) or in1 is a tile of ones (no low slice, so phases 1 and 3 add zero), and
+# phases 0..2 cover the rest of both operands (slices: sim/src/numerics.cpp, after MatrixUnit.md).
+# HiFi2 would drop the low slice of the fp32 sums of squares (in0 of the row-sum matmul). The gain is
+# small (~0.1% modeled): the conv's shift matmuls wait on the unpacker, and SiLU bounds both programs.
+CONV_NORM_FIDELITY = MathFidelity.HiFi3
 
 
 class GdnShapeError(ValueError):
@@ -303,12 +313,12 @@ def scan_prep_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, 
         CircularBuffer(4, FP32, FP32.tile_bytes, 2 * nt, cores),                     # beta broadcast
         CircularBuffer(5, BF16, BF16.tile_bytes, PREP_CONST_TILES, cores),           # constants
         CircularBuffer(6, FP32, FP32.tile_bytes, 1, cores),                          # reader scratch
-        CircularBuffer(7, FP32, FP32.tile_bytes, 2, cores),                          # inverse running block
-        CircularBuffer(8, FP32, FP32.tile_bytes, 1, cores),                          # masked A tile
-        CircularBuffer(9, FP32, FP32.tile_bytes, 1, cores),                          # product tile
+        CircularBuffer(7, FP32, FP32.tile_bytes, 2 * INVERSE_LANES, cores),          # inverse running blocks
+        CircularBuffer(8, FP32, FP32.tile_bytes, INVERSE_LANES, cores),              # masked A tiles
+        CircularBuffer(9, FP32, FP32.tile_bytes, INVERSE_LANES, cores),              # product tiles
         CircularBuffer(10, FP32, FP32.tile_bytes, nt, cores),                        # row factors
         CircularBuffer(16, rec_fmt, rec_fmt.tile_bytes, 8, cores),                   # record out
-        CircularBuffer(17, FP32, FP32.tile_bytes, 2, cores),                         # factors out
+        CircularBuffer(17, FP32, FP32.tile_bytes, s.factor_tiles, cores),            # factors out (a chunk's)
         CircularBuffer(24, FP32, FP32.tile_bytes, nt, cores),                        # gam
         CircularBuffer(25, FP32, FP32.tile_bytes, nt, cores),                        # gam transposed
         CircularBuffer(26, FP32, FP32.tile_bytes, 1, cores),                         # gam_last
@@ -460,7 +470,8 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
         cb(0, qkv_fmt, 2 * nt * kt), cb(1, qkv_fmt, 2 * nt * kt), cb(2, qkv_fmt, 2 * nt * vt),  # k, q, v
         cb(3, FP32, 2 * (nt + 1)), cb(4, FP32, 2 * nt),        # g broadcast + zero tile, beta broadcast
         cb(5, BF16, PREP_CONST_TILES), cb(6, FP32, 1),          # constants, reader scratch
-        cb(7, FP32, 2), cb(8, FP32, 1), cb(9, FP32, 1), cb(10, FP32, nt),  # inverse scratch, row factors
+        cb(7, FP32, 2 * INVERSE_LANES), cb(8, FP32, INVERSE_LANES), cb(9, FP32, INVERSE_LANES),  # inverse scratch
+        cb(10, FP32, nt),                                                                         # row factors
         cb(24, FP32, nt), cb(25, FP32, nt), cb(26, FP32, 1),    # gam, gam transposed, gam_last
         cb(27, FP32, s.tri_tiles), cb(28, FP32, s.tri_tiles), cb(29, FP32, s.tri_tiles),  # decay, A, T
         cb(30, FP32, nt * (kt + vt)),                           # right-hand sides
@@ -837,7 +848,7 @@ def conv_program(device, dims: LayerDims, tokens: int, x: DeviceTensor, conv_sta
                     common_runtime_args=[x.address, conv_state.address, tap_weights.address, tokens, x.tiles_w])
     compute = Kernel(GDN_KERNELS / "conv_compute.cpp", Role.COMPUTE, core_set,
                      common_runtime_args=[_fp32_bits(EPS), _fp32_bits(dims.key_dim ** -0.5)],
-                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True))
+                     compute_config=ComputeConfig(math_fidelity=CONV_NORM_FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "conv_writer.cpp", Role.RISCV_0, core_set, out.accessor_args(),
                     common_runtime_args=[out.address, conv_state_out.address, tokens, out.tiles_w])
     for core, mine in zip(cores, owned):
@@ -912,7 +923,7 @@ def norm_program(device, tokens: int, v_heads: int, value_dim: int, o: HeadColum
                                          o.tensor.tiles_w, o.first_col_tile, z.tiles_w])
     compute = Kernel(GDN_KERNELS / "norm_compute.cpp", Role.COMPUTE, cores,
                      common_runtime_args=[vt, _fp32_bits(1.0 / value_dim), _fp32_bits(EPS)],
-                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True))
+                     compute_config=ComputeConfig(math_fidelity=CONV_NORM_FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "norm_writer.cpp", Role.RISCV_0, cores, y.accessor_args(),
                     common_runtime_args=[y.address, v_heads, vt, y.tiles_w])
     for core, first, count in plan:
