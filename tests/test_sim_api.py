@@ -168,3 +168,20 @@ def test_pack_formats(sim, fmt):
     # The packer's rounding of the fp32 DST values must equal the host-side packer's, bit for bit.
     ref = formats.from_device_bytes(formats.to_device_bytes(A, fmt), fmt, A.shape)
     close(out, ref, 0, 0)
+
+
+@pytest.mark.parametrize("fmt", [DataFormat.Float32, DataFormat.Float16_b])
+def test_pack_l1_accumulation_adds_onto_the_output_tile(sim, fmt):
+    # pack_reconfig_l1_acc(1): the second pack adds B onto the A already in the output page; the sum is
+    # formed in fp32 from the stored A (already rounded to the CB format) and rounded to it again.
+    from ttprefill.device import formats
+
+    def stored(x):
+        return formats.from_device_bytes(formats.to_device_bytes(x, fmt), fmt, x.shape)
+
+    out = run_tile_op(sim, {"OP_PACK_L1_ACC": "1"}, A, B, in_format=DataFormat.Float32, out_format=fmt)
+    a_stored = stored(A).astype(np.float64)
+    ref = stored((a_stored + B.astype(np.float64)).astype(np.float32))
+    close(out, ref, 0, 0)
+    # Without accumulation the result would be B alone: the test tells the two apart.
+    assert np.abs(out - stored(B)).max() > 0.1

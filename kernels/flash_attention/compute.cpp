@@ -14,14 +14,16 @@
 //   Overflow guard: the step is kept if no row's block sum l_new - l exceeds e^guard (read back from L1
 //   with read_tile_value); m is not moved, so O and l need no rescaling. Scores that outgrow m by that
 //   much are rare (m is a max of scores the row has seen); such a step is redone on the slow path.
-//   O_new = O + P V (O copied into DST exactly, matmul_block accumulates on top).
+//   O += P V: the product is packed onto O with the packer's L1 accumulation (fp32 add in the packer), so
+//   O is never unpacked; the first output chunk's product waits in DST while the guard is read.
 // Slow path (a step the guard rejected):
 //   S = Q K^T (masked likewise) -> cb_s; the block's row max (reduce_tile MAX); m_new = max(m, block max);
 //   -m_new as the matrix unit applies it (the same matmul against cb_spread) and
 //   alpha = exp(scale (m_old - m_new)); P = exp(scale (S - m_new)); l = l * alpha + P @ ones;
 //   O = O * alpha + P V, alpha applied on the SFPU to O copied exactly into DST (fp32 throughout).
 //   alpha multiplies O and l as the same fp32 value, so its rounding cancels in O / l.
-// The running O and l live in rotating CBs: each step pops the row group's old tiles from the front and
+// O (R x Dt tiles) stays in reserved pages of cb_o for the whole unit and is pushed for the final O / l.
+// The running l lives in a rotating CB: each step pops the row group's old tiles from the front and
 // pushes the new ones at the back, so the same order comes round again on the next key block. -m stays
 // put in cb_m (R tiles, indexed by row) and is rebuilt only when a slow step moves it.
 //
@@ -363,14 +365,39 @@ void commit_sums(const Geometry& g, const Step& s) {
 }
 
 // ---------------------------------------------------------------- O = O_old (* alpha) + P V -> cb_o
-// The row group's output sits at the front of cb_o (rt x Dt tiles, chunk after chunk); the new output
-// goes into reserved back pages of cb_o and replaces it in commit_output, so a rejected step can be
-// redone from the same old output.
+// The unit's output O (R x Dt fp32 tiles, row group after row group, chunk after chunk) stays in reserved
+// pages of cb_o from the unit's start until finalize: a fast step adds P V onto it with the packer's L1
+// accumulation, so O is never unpacked. That is why the overflow guard is checked before the update.
 
-// Output chunk `chunk_index` at the front of cb_o times alpha -> cb_o_tmp (exact fp32, on the SFPU).
-void rescale_chunk(const Geometry& g, uint32_t chunk_index) {
+uint32_t output_tile(const Step& s, uint32_t chunk_index, uint32_t i, const Geometry& g) {
+    return s.rho0 * Dt + chunk_index * g.rt * g.ct_o + i;
+}
+
+// The fast path: O += P V (the first block writes O), chunk by chunk: the matmuls of chunk n into DST
+// (product_chunk), then packed onto O with the packer's L1 accumulation (accumulate_chunk).
+void product_chunk(const Geometry& g, const Step& s, uint32_t c0) {
+    tile_regs_acquire();
+    reconfig_data_format(fa::cb_v, fa::cb_p);
+    matmul_block_init(fa::cb_p, fa::cb_v, /*transpose=*/0, g.ct_o, g.rt, Bk);
+    for (uint32_t k = 0; k < s.width; ++k) {
+        matmul_block(fa::cb_p, fa::cb_v, k, k * Dt + c0, 0, /*transpose=*/0, g.ct_o, g.rt, Bk);
+    }
+    tile_regs_commit();
+}
+
+void accumulate_chunk(const Geometry& g, const Step& s, uint32_t chunk_index) {
+    tile_regs_wait();
+    pack_reconfig_data_format(fa::cb_o);
+    if (!s.first_block()) pack_reconfig_l1_acc(1);
+    for (uint32_t i = 0; i < g.rt * g.ct_o; ++i) pack_tile<true>(i, fa::cb_o, output_tile(s, chunk_index, i, g));
+    if (!s.first_block()) pack_reconfig_l1_acc(0);
+    tile_regs_release();
+}
+
+// Slow path: output chunk `chunk_index` of the row group times alpha -> cb_o_tmp (exact fp32, on the
+// SFPU); O must be readable (pushed) at the front of cb_o.
+void rescale_chunk(const Geometry& g, const Step& s, uint32_t chunk_index) {
     constexpr uint32_t kPerAcquire = kDstTiles - 1;  // one DST tile holds alpha
-    const uint32_t first = chunk_index * g.rt * g.ct_o;
     pack_reconfig_data_format(fa::cb_o_tmp);
     for (uint32_t r = 0; r < g.rt; ++r) {
         for (uint32_t c0 = 0; c0 < g.ct_o; c0 += kPerAcquire) {
@@ -381,7 +408,9 @@ void rescale_chunk(const Geometry& g, uint32_t chunk_index) {
             copy_tile(fa::cb_alpha, r, 0);
             reconfig_data_format_srca(fa::cb_o);
             copy_init(fa::cb_o);
-            for (uint32_t j = 0; j < cols; ++j) copy_tile(fa::cb_o, first + r * g.ct_o + c0 + j, 1 + j);
+            for (uint32_t j = 0; j < cols; ++j) {
+                copy_tile(fa::cb_o, output_tile(s, chunk_index, r * g.ct_o + c0 + j, g), 1 + j);
+            }
             mul_binary_tile_init();
             for (uint32_t j = 0; j < cols; ++j) mul_binary_tile(1 + j, 0, 1 + j);
             tile_regs_commit();
@@ -394,14 +423,23 @@ void rescale_chunk(const Geometry& g, uint32_t chunk_index) {
     }
 }
 
-void update_output(const Geometry& g, const Step& s, bool rescale) {
+// Slow path: O = O * alpha + P V for the row group (the first block: O = P V), chunk by chunk. To read
+// a chunk of O the unit's output pages are pushed; its rescaled copy goes to cb_o_tmp and the pages are
+// popped and reserved again (only the counters move: the tiles stay where they are in L1 and nothing
+// else writes them), so P V plus the rescaled chunk can be packed over the old chunk.
+void rescale_and_update_output(const Geometry& g, const Step& s, bool rescale) {
     const uint32_t chunk = g.rt * g.ct_o;
+    const uint32_t all = g.rows * Dt;
     cb_wait_front(fa::cb_v, Bk * Dt);
     if (rescale) cb_wait_front(fa::cb_alpha, g.rt);
-    if (!s.first_block()) cb_wait_front(fa::cb_o, g.rt * Dt);
-    cb_reserve_back(fa::cb_o, g.rt * Dt);
     for (uint32_t c0 = 0, n = 0; c0 < Dt; c0 += g.ct_o, ++n) {
-        if (rescale) rescale_chunk(g, n);
+        if (rescale) {
+            cb_push_back(fa::cb_o, all);
+            cb_wait_front(fa::cb_o, all);
+            rescale_chunk(g, s, n);
+            cb_pop_front(fa::cb_o, all);
+            cb_reserve_back(fa::cb_o, all);
+        }
         tile_regs_acquire();
         if (rescale) {
             cb_wait_front(fa::cb_o_tmp, chunk);
@@ -409,10 +447,6 @@ void update_output(const Geometry& g, const Step& s, bool rescale) {
             copy_init(fa::cb_o_tmp);
             for (uint32_t i = 0; i < chunk; ++i) copy_tile(fa::cb_o_tmp, i, i);
             cb_pop_front(fa::cb_o_tmp, chunk);
-        } else if (!s.first_block()) {
-            reconfig_data_format_srca(fa::cb_o);
-            copy_init(fa::cb_o);
-            for (uint32_t i = 0; i < chunk; ++i) copy_tile(fa::cb_o, n * chunk + i, i);
         }
         reconfig_data_format(fa::cb_v, fa::cb_p);
         matmul_block_init(fa::cb_p, fa::cb_v, /*transpose=*/0, g.ct_o, g.rt, Bk);
@@ -422,17 +456,9 @@ void update_output(const Geometry& g, const Step& s, bool rescale) {
         tile_regs_commit();
         tile_regs_wait();
         pack_reconfig_data_format(fa::cb_o);
-        for (uint32_t i = 0; i < chunk; ++i) pack_tile<true>(i, fa::cb_o, n * chunk + i);
+        for (uint32_t i = 0; i < chunk; ++i) pack_tile<true>(i, fa::cb_o, output_tile(s, n, i, g));
         tile_regs_release();
     }
-}
-
-// The new output replaces the old in the rotating state; P (and a slow step's alpha) are done with.
-void commit_output(const Geometry& g, const Step& s, bool had_alpha) {
-    if (!s.first_block()) cb_pop_front(fa::cb_o, g.rt * Dt);
-    cb_push_back(fa::cb_o, g.rt * Dt);
-    cb_pop_front(fa::cb_p, g.rt * Bk);
-    if (had_alpha) cb_pop_front(fa::cb_alpha, g.rt);
 }
 
 // ---------------------------------------------------------------- a step
@@ -443,19 +469,31 @@ void slow_step(const Geometry& g, fa::Unit unit, const Step& s) {
     new_shift(g, s);
     probabilities(g, s);
     row_sums(g, s, rescale, /*guarded=*/false);
-    update_output(g, s, rescale);
     commit_sums(g, s);
-    commit_output(g, s, /*had_alpha=*/true);
+    rescale_and_update_output(g, s, rescale);
+    cb_pop_front(fa::cb_p, g.rt * Bk);
+    cb_pop_front(fa::cb_alpha, g.rt);
 }
 
+// The first output chunk's product is formed in DST before the overflow guard is read (so the matmuls
+// overlap the packing of the sums it waits for) and packed onto O only if the guard passes; a rejected
+// step drops it from DST and is redone on the slow path.
 void step(const Geometry& g, fa::Unit unit, const Step& s) {
     scores(g, unit, s, /*fused=*/true);
     row_sums(g, s, /*rescale=*/false, /*guarded=*/true);
-    update_output(g, s, /*rescale=*/false);  // speculatively: checked below, while the matmuls run
+    cb_wait_front(fa::cb_v, Bk * Dt);
+    product_chunk(g, s, 0);
     if (sums_within_guard(g, s)) {
         commit_sums(g, s);
-        commit_output(g, s, /*had_alpha=*/false);
+        accumulate_chunk(g, s, 0);
+        for (uint32_t c0 = g.ct_o, n = 1; c0 < Dt; c0 += g.ct_o, ++n) {
+            product_chunk(g, s, c0);
+            accumulate_chunk(g, s, n);
+        }
+        cb_pop_front(fa::cb_p, g.rt * Bk);
     } else {
+        tile_regs_wait();
+        tile_regs_release();
         cb_pop_front(fa::cb_p, g.rt * Bk);
         slow_step(g, unit, s);
     }
@@ -545,6 +583,7 @@ void kernel_main() {
         const uint32_t key_tiles = fa::unit_key_tiles(unit.q_block, g.bq, g.p0, g.sq);
         const uint32_t key_blocks = (key_tiles + Bk - 1) / Bk;
         cb_wait_front(fa::cb_q, rows * Dt);
+        cb_reserve_back(fa::cb_o, rows * Dt);  // the unit's output, accumulated in place
         seed_shift(g, unit);
         for (uint32_t kb = 0; kb < key_blocks; ++kb) {
             const uint32_t width = fa::block_width(kb, key_tiles, Bk);
@@ -553,6 +592,7 @@ void kernel_main() {
             cb_pop_front(fa::cb_v, Bk * Dt);
         }
         cb_pop_front(fa::cb_q, rows * Dt);
+        cb_push_back(fa::cb_o, rows * Dt);
         for (uint32_t rho0 = 0; rho0 < rows; rho0 += g.rt) finalize_rows(g);
         cb_wait_front(fa::cb_m, rows);
         cb_pop_front(fa::cb_m, rows);

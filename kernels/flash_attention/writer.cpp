@@ -9,7 +9,8 @@
 // Runtime args:
 //   0 output address, 1 gate address (0 when not gated), 2 query tile-rows per head in the tensors,
 //   3 Bq, 4 rt, 5 ct_o, 6 number of units, 7.. the units ((head group << 16) | query block)
-// Circular buffers: cb_out -> output, gate -> cb_gate; both in the compute kernel's chunk order:
+// Circular buffers: cb_out -> output (a row group at a time), gate -> cb_gate; both in the compute
+// kernel's chunk order:
 //   for each row group of rt rows, for each chunk of ct_o head-dim tiles, tiles in (row, column) order.
 // The output and gate tensors are [Hq, query tile-rows per head * 32, head_dim], tiled.
 #include "api/dataflow/dataflow_api.h"
@@ -57,8 +58,12 @@ void kernel_main() {
                     noc_async_read_barrier();
                     cb_push_back(fa::cb_gate, chunk);
                 }
-                cb_wait_front(fa::cb_out, chunk);
-                uint32_t l1 = get_read_ptr(fa::cb_out);
+            }
+            // The row group's whole output per write barrier (cb_out holds two groups), so the barrier's
+            // latency is paid once per group rather than once per chunk.
+            cb_wait_front(fa::cb_out, rt * Dt);
+            uint32_t l1 = get_read_ptr(fa::cb_out);
+            for (uint32_t c0 = 0; c0 < Dt; c0 += ct_o) {
                 for (uint32_t r = 0; r < rt; ++r) {
                     const uint32_t rho = rho0 + r;
                     const uint32_t row_first =
@@ -68,9 +73,9 @@ void kernel_main() {
                         l1 += out_tile_bytes;
                     }
                 }
-                noc_async_write_barrier();
-                cb_pop_front(fa::cb_out, chunk);
             }
+            noc_async_write_barrier();
+            cb_pop_front(fa::cb_out, rt * Dt);
         }
     }
 }

@@ -537,12 +537,27 @@ void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
     uint32_t slot = c.write_slot() + index;
     if (slot >= c.num_pages) raise("pack_tile: output tile would be written past the end of the CB");
     if (!program_->timing_only) {
-        ttsim::pack_tile(c.format, cs.dst[dst].data(), me().core->l1 + c.l1_offset + size_t(slot) * c.page_size);
+        uint8_t* out = me().core->l1 + c.l1_offset + size_t(slot) * c.page_size;
+        if (cs.pack_l1_acc) {
+            // L1 accumulation: the packer reads the destination tile back (decoded exactly), adds DST in
+            // fp32 and writes the sum in the CB's format, rounding as any pack does.
+            std::array<float, TILE_ELEMS> sum;
+            ttsim::unpack_tile(c.format, out, sum.data());
+            for (int i = 0; i < TILE_ELEMS; ++i) sum[i] += cs.dst[dst][i];
+            ttsim::pack_tile(c.format, sum.data(), out);
+        } else {
+            ttsim::pack_tile(c.format, cs.dst[dst].data(), out);
+        }
     }
     uint64_t cycles = (tile_bytes(c.format) + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle;
     cs.t_pack += cycles;
     me().busy += cycles;
     me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
+}
+
+void Scheduler::pack_l1_acc(bool enable) {
+    ComputeState& cs = compute_state("pack_reconfig_l1_acc");
+    cs.pack_l1_acc = enable;
 }
 
 }  // namespace ttsim

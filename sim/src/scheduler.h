@@ -95,6 +95,7 @@ struct ComputeState {
     uint32_t fpu_flags = 0;
     int init_cb_a = -1, init_cb_b = -1;
     int srca_cb = -1, srcb_cb = -1, pack_cb = -1;
+    bool pack_l1_acc = false;  // pack_reconfig_l1_acc: pack_tile adds onto the destination tile
     bool started = false;
     std::optional<SfpuOp> sfpu_op;
     // cumsum_tile's running column totals (SFPU registers on the device); any other SFPU init or op clobbers them.
@@ -178,6 +179,7 @@ public:
     void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) override;
     void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) override;
     void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
+    void pack_l1_acc(bool enable) override;
     void fail(const char* call, const char* message) override;
 
     static void fiber_trampoline(unsigned lo, unsigned hi);

@@ -2,7 +2,8 @@
 //
 // Defines: exactly one of OP_COPY, OP_BINARY (with BINARY_INIT / BINARY_CALL), OP_MATMUL,
 //          OP_REDUCE (with REDUCE_POOL, REDUCE_DIM), OP_TRANSPOSE, OP_SFPU (with SFPU_INIT, SFPU_CALL),
-//          OP_SFPU_BINARY (with SFPU_INIT, SFPU_CALL taking two DST indices).
+//          OP_SFPU_BINARY (with SFPU_INIT, SFPU_CALL taking two DST indices),
+//          OP_PACK_L1_ACC (packs A, then B with packer L1 accumulation onto the same output page: A + B).
 // Runtime args: 0 number of tiles, 1 tiles of c_1 held resident (0: one c_1 tile per c_0 tile).
 // CBs: c_0 input A, c_1 input B (binary, matmul, reduce scaler), c_16 output.
 #include "api/compute/compute_kernel_hw_startup.h"
@@ -36,7 +37,7 @@ void kernel_main() {
 
     for (uint32_t t = 0; t < count; ++t) {
         cb_wait_front(cb_a, 1);
-#if defined(OP_BINARY) || defined(OP_MATMUL) || defined(OP_SFPU_BINARY)
+#if defined(OP_BINARY) || defined(OP_MATMUL) || defined(OP_SFPU_BINARY) || defined(OP_PACK_L1_ACC)
         if (!resident_b) cb_wait_front(cb_b, 1);
 #endif
         cb_reserve_back(cb_out, 1);
@@ -69,16 +70,32 @@ void kernel_main() {
         copy_tile(cb_b, 0, 1);
         SFPU_INIT();
         SFPU_CALL(0, 1, 0);
+#elif defined(OP_PACK_L1_ACC)
+        copy_init(cb_a);
+        copy_tile(cb_a, 0, 0);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_tile<true>(0, cb_out, 0);
+        tile_regs_release();
+        tile_regs_acquire();
+        copy_init(cb_b);
+        copy_tile(cb_b, 0, 0);
 #else
 #error "define one OP_*"
 #endif
         tile_regs_commit();
         tile_regs_wait();
+#if defined(OP_PACK_L1_ACC)
+        pack_reconfig_l1_acc(1);
+        pack_tile<true>(0, cb_out, 0);
+        pack_reconfig_l1_acc(0);
+#else
         pack_tile(0, cb_out);
+#endif
         tile_regs_release();
         cb_push_back(cb_out, 1);
         cb_pop_front(cb_a, 1);
-#if defined(OP_BINARY) || defined(OP_MATMUL) || defined(OP_SFPU_BINARY)
+#if defined(OP_BINARY) || defined(OP_MATMUL) || defined(OP_SFPU_BINARY) || defined(OP_PACK_L1_ACC)
         if (!resident_b) cb_pop_front(cb_b, 1);
 #endif
     }

@@ -29,7 +29,8 @@ the running shift m is subtracted inside the scores matmul (one extra k-step), s
 fp32 accumulator and P = exp(scale (S - m)) (scale folded in) comes straight out of DST; m only moves
 when a block's probabilities under the old m would sum past e^lazy_rescale_nats (then O and l are
 rescaled exactly, on the SFPU). Row sums are P @ ones on the matrix unit (P rounded as in P V); row
-sums and O are fp32; HiFi2 by default. With HiFi2 the matrix unit keeps 6 of bf16's 7 mantissa bits
+sums and O are fp32 (O stays in L1 for the whole unit: each block's P V is added onto it by the packer's
+L1 accumulation, so it is never unpacked); HiFi2 by default. With HiFi2 the matrix unit keeps 6 of bf16's 7 mantissa bits
 of its first operand (the simulator's fidelity model), which truncates Q in Q K^T: scores shrink by
 ~0.3 % and outputs by about as much (the main error term against fp64; HiFi4 removes it).
 """
@@ -353,14 +354,14 @@ class AttentionPlan:
             (CB_ONES, bf16, 1),
             (CB_TABLE, DataFormat.UInt32, table_tiles),
             (CB_SPREAD, bf16, self.ct_s),
-            (CB_OUT, bf16, 2 * chunk),
+            (CB_OUT, bf16, 2 * rt * dt),  # the writer drains a row group's output per write barrier
             (CB_M_NEW, bf16, rt),
             (CB_BMAX, f32, rt),
             (CB_L_INV, f32, rt),
             (CB_O_TMP, f32, chunk),
             (CB_S, self.config.scores_format, rt * bk),
             (CB_P, bf16, rt * bk),
-            (CB_O, f32, (rows + rt) * dt),  # + a row group's new output, packed before the old goes
+            (CB_O, f32, rows * dt),  # the unit's output, accumulated in place (packer L1 accumulation)
             (CB_M, bf16, rows),
             (CB_L, f32, rows + rt),  # + the new sums, packed before the old ones go
             (CB_SHIFT, f32, rt),
@@ -497,9 +498,11 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
                     continue
                 cycles = _estimated_cycles(plan, makespan)
                 # Within 6 %, prefer more rows per unit (less K/V traffic, whose cost the model undercounts
-                # when DRAM is near its limit), then larger key blocks.
+                # when DRAM is near its limit), then larger key blocks; between equals, the fewer cycles.
+                shape, best_shape = (plan.rows, bk), (best.rows, best.bk) if best is not None else None
                 if best is None or cycles < 0.94 * best_cycles or (
-                        cycles <= 1.06 * best_cycles and (plan.rows, bk) > (best.rows, best.bk)):
+                        cycles <= 1.06 * best_cycles and shape > best_shape) or (
+                        shape == best_shape and cycles < best_cycles):
                     best, best_cycles = replace(plan, core_units=units), cycles
     if best is None:
         need, plan = smallest

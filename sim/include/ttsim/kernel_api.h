@@ -118,6 +118,8 @@ public:
 
     // ---- compute: packer
     virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;
+    // Packer L1 accumulation: while on, pack_tile adds DST onto the tile already at the destination.
+    virtual void pack_l1_acc(bool enable) = 0;
 
     // ---- anything else: stop the run with a message naming the call
     virtual void fail(const char* call, const char* message) = 0;

@@ -18,3 +18,6 @@ ALWI void pack_block(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t n
         TTSIM->pack_tile(ifrom_dst + i, icb, 0, false);
     }
 }
+// Packer L1 accumulation (1: on, 0: off): while on, pack_tile adds the DST tile onto the tile already
+// at its destination in the CB (the sum rounded to the CB's format) instead of overwriting it.
+ALWI void pack_reconfig_l1_acc(const std::uint32_t l1_acc_en) { TTSIM->pack_l1_acc(l1_acc_en != 0); }
