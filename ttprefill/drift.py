@@ -5,7 +5,7 @@ Four checks, each a table section:
            pinned ttnn's kernel headers (same relative path, or anywhere under api/ if it moved)
            with the same parameter and template-parameter types. Names may differ; a missing
            or different type is an error, a default-argument difference a warning.
-  calls    every kernel-API function our kernels (kernels/**/*.cpp, tests/kernels/*.cpp) call is
+  calls    every kernel-API function our kernels (kernels/**/*.cpp and their helper headers, tests/kernels/*.cpp) call is
            declared in the pinned headers with an overload taking that many arguments.
   deprecated  calls the pinned headers mark [[deprecated]] (warnings).
   syntax   the data-movement kernels compile with the host g++ (-fsyntax-only) against the real
@@ -38,6 +38,8 @@ from ttprefill.device import ttnn_env
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SIM_API = REPO_ROOT / "sim" / "include" / "api"
 KERNEL_GLOBS = ("kernels/**/*.cpp", "tests/kernels/*.cpp")
+# Kernel-local helper headers: their API calls are checked like the kernels' own (not compiled alone).
+KERNEL_HEADER_GLOBS = ("kernels/**/*.h", "kernels/**/*.hpp")
 # Namespaces in the simulator's headers that hold its own machinery, not kernel API.
 SIM_PRIVATE_NAMESPACES = ("ttsim",)
 
@@ -196,9 +198,9 @@ def check_api(sim: HeaderIndex, real: HeaderIndex) -> list[Finding]:
 
 
 # ----------------------------------------------------------------------------- calls in kernels
-def kernel_files(repo: Path = REPO_ROOT) -> list[Path]:
+def kernel_files(repo: Path = REPO_ROOT, globs: tuple[str, ...] = KERNEL_GLOBS) -> list[Path]:
     files: list[Path] = []
-    for pattern in KERNEL_GLOBS:
+    for pattern in globs:
         files.extend(p for p in sorted(repo.glob(pattern)) if p.is_file())
     return files
 
@@ -427,7 +429,8 @@ def run(headers: Path | None = None, syntax: bool = True, repo: Path = REPO_ROOT
     real = index_real_headers(headers)
     sim = index_headers(repo / "sim" / "include", ("api/**/*.h",))
     kernels = kernel_files(repo)
-    findings = check_api(sim, real) + check_calls(sim, real, kernels, repo)
+    helpers = kernel_files(repo, KERNEL_HEADER_GLOBS)
+    findings = check_api(sim, real) + check_calls(sim, real, kernels + helpers, repo)
     if syntax:
         findings += check_syntax(headers, kernels, repo)
     counts = {s: sum(1 for f in findings if f.status == s) for s in (OK, WARN, ERROR, INFO)}
