@@ -8,11 +8,10 @@
 //   14 semaphore id "receiver ready", 15 semaphore id "block valid".
 // CBs: c_0 in0 block (Mb x Kb tiles, row-major).
 #include "api/dataflow/dataflow_api.h"
+#include "block_multicast.h"
 
 void kernel_main() {
     constexpr uint32_t cb_in0 = tt::CBIndex::c_0;
-    constexpr uint32_t kValid = 1;
-    constexpr uint32_t kInvalid = 0;
     const uint32_t a_addr = get_arg_val<uint32_t>(0);
     const uint32_t kt_total = get_arg_val<uint32_t>(1);
     const uint32_t num_k_blocks = get_arg_val<uint32_t>(2);
@@ -29,8 +28,6 @@ void kernel_main() {
     const uint32_t num_receivers = get_arg_val<uint32_t>(13);
     const uint32_t ready_addr = get_semaphore(get_arg_val<uint32_t>(14));
     const uint32_t valid_addr = get_semaphore(get_arg_val<uint32_t>(15));
-    volatile tt_l1_ptr uint32_t* ready = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(ready_addr);
-    volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(valid_addr);
 
     constexpr auto a_args = TensorAccessorArgs<0>();
     const uint32_t tile_bytes = get_tile_size(cb_in0);
@@ -47,21 +44,10 @@ void kernel_main() {
                 }
             }
             noc_async_read_barrier();
-            if (num_receivers > 0) {
-                // Every receiver has room for the block once it has said so.
-                noc_semaphore_wait(ready, num_receivers);
-                noc_semaphore_set(ready, 0);
-                noc_async_write_multicast(l1, get_noc_multicast_addr(mx0, my0, mx1, my1, l1), block_tiles * tile_bytes,
-                                          num_receivers);
-                noc_semaphore_set(valid, kValid);
-                noc_semaphore_set_multicast(valid_addr, get_noc_multicast_addr(mx0, my0, mx1, my1, valid_addr),
-                                            num_receivers);
-                noc_async_write_barrier();
-            }
+            block_multicast::send(l1, block_tiles * tile_bytes, {mx0, my0, mx1, my1}, num_receivers, ready_addr,
+                                  valid_addr);
         } else {
-            noc_semaphore_set(valid, kInvalid);
-            noc_semaphore_inc(get_noc_addr(sender_x, sender_y, ready_addr), 1);
-            noc_semaphore_wait(valid, kValid);
+            block_multicast::receive(sender_x, sender_y, ready_addr, valid_addr);
         }
         cb_push_back(cb_in0, block_tiles);
     }

@@ -9,12 +9,11 @@
 //   16 semaphore "block valid", 17 Mb, 18 first tile row of this core, 19 subblock height, 20 subblock width.
 // CBs: c_1 in1 block (Kb x Nb tiles, row-major), c_16 output subblocks.
 #include "api/dataflow/dataflow_api.h"
+#include "block_multicast.h"
 
 void kernel_main() {
     constexpr uint32_t cb_in1 = tt::CBIndex::c_1;
     constexpr uint32_t cb_out = tt::CBIndex::c_16;
-    constexpr uint32_t kValid = 1;
-    constexpr uint32_t kInvalid = 0;
     const uint32_t b_addr = get_arg_val<uint32_t>(0);
     const uint32_t c_addr = get_arg_val<uint32_t>(1);
     const uint32_t nt_total = get_arg_val<uint32_t>(2);
@@ -36,8 +35,6 @@ void kernel_main() {
     const uint32_t row0 = get_arg_val<uint32_t>(18);
     const uint32_t sub_h = get_arg_val<uint32_t>(19);
     const uint32_t sub_w = get_arg_val<uint32_t>(20);
-    volatile tt_l1_ptr uint32_t* ready = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(ready_addr);
-    volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(valid_addr);
 
     constexpr auto b_args = TensorAccessorArgs<0>();
     constexpr auto c_args = TensorAccessorArgs<b_args.next_compile_time_args_offset()>();
@@ -57,20 +54,10 @@ void kernel_main() {
                 }
             }
             noc_async_read_barrier();
-            if (num_receivers > 0) {
-                noc_semaphore_wait(ready, num_receivers);
-                noc_semaphore_set(ready, 0);
-                noc_async_write_multicast(l1, get_noc_multicast_addr(mx0, my0, mx1, my1, l1), block_tiles * in1_tile,
-                                          num_receivers);
-                noc_semaphore_set(valid, kValid);
-                noc_semaphore_set_multicast(valid_addr, get_noc_multicast_addr(mx0, my0, mx1, my1, valid_addr),
-                                            num_receivers);
-                noc_async_write_barrier();
-            }
+            block_multicast::send(l1, block_tiles * in1_tile, {mx0, my0, mx1, my1}, num_receivers, ready_addr,
+                                  valid_addr);
         } else {
-            noc_semaphore_set(valid, kInvalid);
-            noc_semaphore_inc(get_noc_addr(sender_x, sender_y, ready_addr), 1);
-            noc_semaphore_wait(valid, kValid);
+            block_multicast::receive(sender_x, sender_y, ready_addr, valid_addr);
         }
         cb_push_back(cb_in1, block_tiles);
     }
