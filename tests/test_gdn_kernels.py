@@ -168,35 +168,73 @@ def test_scan_zero_state_default(sim):
     (("parallel_keys", "beta_one", "g_zero"), 128, 1.2e-2),
 ])
 def test_chunk_preparation_stage(sim, adversarial, chunk, w_rel_max):
-    """The preparation program on its own against chunk_prepare: everything formed on the SFPU in fp32
-    (decay-weighted P, the exp factors) is fp32-accurate; W and U carry the TF32 error of T and of the
-    T @ (...) products, which grows with cond(I + A) (~1 here, 40 / 80 / 160 for the combined
-    adversarial set at C = 32 / 64 / 128)."""
+    """The preparation program on its own against chunk_prepare: P (exact bf16 products, decay formed
+    on the SFPU in fp32) is fp32-accurate; T diag(beta) and T diag(beta exp(gam)) carry the TF32 error
+    of the inverse, which grows with cond(I + A) (~1 here, 40 / 80 / 160 for the combined adversarial
+    set at C = 32 / 64 / 128)."""
     T, H, HV = 150, 1, 2
     d = scan_inputs(T, H, HV, 64, 64, 1.0, adversarial=adversarial, seed=chunk)
     rec = gdn.gdn_chunk_prepare(sim, d["q"], d["k"], d["v"], d["g"], d["beta"], chunk)
     n = -(-T // chunk)
     pad = lambda x: np.concatenate([x, np.zeros((n * chunk - T,) + x.shape[1:])])  # noqa: E731
     q, k, v, g, beta = (pad(d[x]) for x in ("q", "k", "v", "g", "beta"))
-    expected = {name: [] for name in ("P", "W", "U", "exp_gam", "exp_to_last", "decay")}
+    expected = {name: [] for name in ("P", "T_beta", "T_beta_exp")}
     got = {name: [] for name in expected}
     for hv in range(HV):
         for c in range(n):
             rows = slice(c * chunk, (c + 1) * chunk)
             p = ref.chunk_prepare(k[rows, hv // (HV // H)], v[rows, hv], g[rows, hv], beta[rows, hv])
-            gam = p["gam"]
             expected["P"].append(np.tril(q[rows, 0] @ k[rows, 0].T) * p["decay"])
-            expected["W"].append(p["W"])
-            expected["U"].append(p["U"])
-            expected["exp_gam"].append(np.exp(gam))
-            expected["exp_to_last"].append(np.exp(gam[-1] - gam))
-            expected["decay"].append(np.exp(gam[-1]))
+            expected["T_beta"].append(p["T"] * beta[rows, hv][None, :])
+            expected["T_beta_exp"].append(p["T"] * (beta[rows, hv] * np.exp(p["gam"]))[None, :])
             for name in got:
                 got[name].append(rec[name][hv, c])
-    for name in ("P", "exp_gam", "exp_to_last", "decay"):
-        assert rel_rms(np.array(expected[name]), np.array(got[name])) < 1e-5, name
-    for name in ("W", "U"):
+    assert rel_rms(np.array(expected["P"]), np.array(got["P"])) < 1e-5
+    for name in ("T_beta", "T_beta_exp"):
         assert rel_rms(np.array(expected[name]), np.array(got[name])) < w_rel_max, name
+
+
+@pytest.mark.parametrize("T,HV,chunk", [(150, 40, 64), (96, 3, 32), (200, 5, 128)])
+def test_gate_vectors_stage(sim, T, HV, chunk):
+    """The gate-vector program against the definitions of kernels/gdn/gate_vectors.h in fp64: per chunk
+    the cumulative decay, its exps and the tile-boundary factors, rows past T ignored (zero g, beta)."""
+    rng = np.random.default_rng(T)
+    g = -np.abs(0.3 * rng.standard_normal((T, HV))).astype(np.float32)
+    g[5, 0] = -40.0  # a decay strong enough that exp(gam) underflows to zero later in its chunk
+    beta = rng.uniform(0, 1, (T, HV)).astype(np.float32)
+    got = gdn.gdn_gate_vectors(sim, g, beta, chunk)
+    n = -(-T // chunk)
+    gp = np.zeros((n * chunk, HV))
+    gp[:T] = g
+    expect = {name: np.zeros((HV, n * chunk)) for name in got}
+    gam_scale = np.zeros((HV, n * chunk))  # the largest |gam| of each head's chunk
+    expect["beta"][:, :T] = beta.T
+    for c in range(n):
+        rows = slice(c * chunk, (c + 1) * chunk)
+        gam = np.cumsum(gp[rows], axis=0).T          # [HV, C]
+        ends = gam[:, TILE_ENDS(chunk)]              # end of each 32-token tile
+        tile_of = np.arange(chunk) // 32
+        expect["gam"][:, rows] = gam
+        gam_scale[:, rows] = np.abs(gam).max(axis=1, keepdims=True)
+        expect["exp_gam"][:, rows] = np.exp(gam)
+        expect["beta_exp_gam"][:, rows] = expect["beta"][:, rows] * np.exp(gam)
+        expect["to_last"][:, rows] = np.exp(gam[:, -1:] - gam)
+        expect["last"][:, rows] = np.exp(gam[:, -1:])
+        expect["to_tile_end"][:, rows] = np.exp(ends[:, tile_of] - gam)
+        for j in range(chunk // 32 - 1):
+            after = tile_of > j
+            expect[f"from_tile_end_{j}"][:, rows] = np.where(after, np.exp(np.minimum(gam - ends[:, j:j + 1], 0)), 0)
+    for name, value in got.items():
+        want = expect[name][:, :T]
+        assert value.shape == want.shape, name
+        # An fp32 cumulative sum of n terms is off by up to ~n 2^-24 |gam| (~1e-6 |gam| in practice), which
+        # exp turns into relative error, whichever two of the chunk's gam values it takes the difference of.
+        rtol = 2e-6 if name in ("beta", "gam") else 2e-6 + 2e-6 * gam_scale[:, :T]
+        np.testing.assert_array_less(np.abs(value - want), rtol * np.abs(want) + 1e-37, err_msg=name)
+
+
+def TILE_ENDS(chunk: int) -> np.ndarray:
+    return np.arange(31, chunk, 32)
 
 
 @pytest.mark.parametrize("chunk,beta_k2", [(32, 1.69), (64, 1.44)])

@@ -153,6 +153,28 @@ def test_sfpu_binary(sim, init, call, fn):
     close(out, fn(bf16(A).astype(np.float64), bf16(B)))
 
 
+@pytest.mark.parametrize("direction", ["col", "row"])
+@pytest.mark.parametrize("op,fn", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply)])
+def test_sfpu_broadcast_binary(sim, direction, op, fn):
+    # DST[0] op= column 0 (col) or row 0 (row) of DST[1], spread over the tile, in fp32.
+    out = run_tile_op(sim, {"OP_SFPU_BINARY": "1", "SFPU_INIT": f"sfpu_bcast_{direction}_init",
+                            "SFPU_CALL(a, b, o)": f"sfpu_{op}_bcast_{direction}(a, b)"}, A, B)
+    b = bf16(B).astype(np.float64)
+    spread = per_tile(b, lambda t: np.repeat(t[:, :1], 32, 1) if direction == "col" else np.repeat(t[:1, :], 32, 0))
+    close(out, fn(bf16(A).astype(np.float64), spread))
+
+
+def test_profiler_zone_figures(sim):
+    # OP_COPY per tile: unpack a bf16 tile (2048 B at 64 B/cycle), pack an fp32 one (4096 B at 64 B/cycle).
+    run_tile_op(sim, {"OP_COPY": "1"}, A)
+    report = sim.last_report
+    zone = report.zones["tile"]
+    tiles = A.size // 1024
+    assert zone["entries"] == tiles
+    assert zone["unpack"] == 32 * tiles and zone["pack"] == 64 * tiles and zone["math"] == 8 * tiles
+    assert zone["elapsed"] >= zone["pack"]
+
+
 def test_bf16_dest_rounds_results(sim):
     # Without fp32 DST accumulation, DST holds bf16: a product is rounded before packing to fp32.
     out = run_tile_op(sim, {"OP_BINARY": "1", "BINARY_INIT": "mul_init", "BINARY_CALL": "mul_tiles"}, A, B,

@@ -64,4 +64,49 @@ inline void copy_row(uint32_t dst_addr, uint32_t dst_row, uint32_t src_addr, uin
     }
 }
 
+// Row `row` of fp32 tile `page` of `tensor` into row 0 of the tile at l1_addr: the row's two 16-value
+// face rows, 64 bytes each, read straight from DRAM (no core stores).
+template <typename Accessor>
+inline void read_row_fp32(const Accessor& tensor, uint32_t page, uint32_t row, uint32_t l1_addr) {
+    for (uint32_t half = 0; half < 2; ++half) {
+        const uint32_t col = half * kFaceDim;
+        noc_async_read(tensor.get_noc_addr(page, face_offset(row, col) * sizeof(uint32_t)),
+                       l1_addr + face_offset(0, col) * sizeof(uint32_t), kFaceDim * sizeof(uint32_t));
+    }
+}
+
+// One value head's gate vectors for a chunk (gate_vectors.h) into `cb` as vector tiles: quantity q of
+// token tile i at tile q * nt + i, values in row 0. Token tiles past the sequence get zeros (no decay,
+// no write); the other rows of a vector tile are never read.
+template <typename Accessor>
+inline void read_gate_vectors(uint32_t cb, const Accessor& tensor, uint32_t head, uint32_t first_token_tile,
+                              uint32_t nt, uint32_t kinds, uint32_t head_tiles, uint32_t token_tiles) {
+    const uint32_t tile_bytes = get_tile_size(cb);
+    cb_reserve_back(cb, kinds * nt);
+    const uint32_t l1 = get_write_ptr(cb);
+    for (uint32_t q = 0; q < kinds; ++q) {
+        for (uint32_t i = 0; i < nt; ++i) {
+            const uint32_t addr = l1 + (q * nt + i) * tile_bytes;
+            const uint32_t tt = first_token_tile + i;
+            if (tt < token_tiles) {
+                read_row_fp32(tensor, (q * head_tiles + head / kTileDim) * token_tiles + tt, head % kTileDim, addr);
+            } else {
+                for (uint32_t half = 0; half < 2; ++half) {
+                    volatile tt_l1_ptr uint32_t* p = l1_ptr<uint32_t>(addr + face_offset(0, half * kFaceDim) * 4);
+                    for (uint32_t c = 0; c < kFaceDim; ++c) p[c] = 0;
+                }
+            }
+        }
+    }
+    noc_async_read_barrier();
+    cb_push_back(cb, kinds * nt);
+}
+
+// Zero every page of a CB once before first use, so the never-written rows of its vector tiles hold
+// zeros rather than whatever L1 held before.
+inline void zero_cb_pages(uint32_t cb, uint32_t pages) {
+    cb_reserve_back(cb, pages);
+    zero_tile(get_write_ptr(cb), pages * get_tile_size(cb));
+}
+
 }  // namespace gdn

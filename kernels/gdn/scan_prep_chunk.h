@@ -1,17 +1,44 @@
-// The chunk preparation of the GDN scan (what scan_prep_compute.cpp does per unit), as a function
-// shared by the preparation program and the fused scan (scan_seq_compute.cpp with GDN_SCAN_FUSED),
-// which keeps the chunk's records in L1 instead of sending them through DRAM. The method and its
-// accuracy are described in scan_prep_compute.cpp.
+// The chunk preparation of the GDN scan: everything of one (value head, chunk) that does not depend on
+// the recurrent state, shared by the preparation program (scan_prep_compute.cpp, records to DRAM) and
+// the fused scan (scan_seq_compute.cpp with GDN_SCAN_FUSED, records kept in L1).
 //
-// CBs it owns (both programs place them at these indices): inputs c_0 k, c_1 q, c_2 v (bf16), c_3 g
-// broadcast (nt + 1 tiles, the last zero), c_4 beta broadcast, c_5 constants (scan_prep_consts.h);
-// scratch c_7 inverse running blocks (2 * kInverseLanes), c_8 masked A tiles, c_9 product tiles
-// (kInverseLanes each), c_10 per-row factors (nt), c_24 gam (nt), c_25 gam transposed (nt), c_26 gam_last (1), c_27 decay, c_28 A,
-// c_29 T (nt(nt+1)/2 each), c_30 right-hand sides (nt * (KT + VT)), all fp32.
-// The outputs go to the CBs of PrepOutputs, in this order: P, -W, U, then the factor tiles.
+// With C = 32 nt tokens, gam the chunk's cumulative decay, A_ij = beta_i (k_i . k_j) exp(gam_i - gam_j)
+// for i > j and T = (I + A)^-1, it produces three lower tile triangles (nt(nt+1)/2 tiles each, fp32):
+//   P       (q_i . k_j) exp(gam_i - gam_j), j <= i
+//   T~      T diag(beta)                        (the value side of Vnew)
+//   -T^     -T diag(beta exp(gam))              (the key side of Vnew)
+// from which the sequential part forms Vnew = U - W h = T~ v + (-T^)(k h) without ever forming W and U
+// (W = T diag(beta exp(gam)) K, U = T diag(beta) V: the products regroup, saving the T K product).
+//
+// How, and why it is accurate:
+//  * decay tiles: diagonal tiles exp(gam_r - gam_c) from exact fp32 gam vectors (gate_vectors.h),
+//    broadcast on the SFPU (a column of gam minus a row of gam), the upper triangle zeroed before the
+//    exp; off-diagonal tiles (I, J) as the product of two factors in [0, 1] that the gate-vector
+//    program already exponentiated, exp(gam_r - end(J)) and exp(end(J) - gam_c): one exp per diagonal
+//    tile is all the SFPU exp work of a chunk here.
+//  * A, P: k k^T and q k^T on the FPU from bf16 inputs (exact products, fp32 sums), then the decay,
+//    beta and the masks on the SFPU.
+//  * T = (I + A)^-1: diagonal 32x32 tiles by recursive doubling: with D the inverse of the block
+//    diagonal of 2^l-row blocks and R the entries that join pairs of those blocks, D <- D - D R D
+//    inverts the 2^(l+1)-row blocks (D R is nilpotent of order 2 there). Starting from D = I - R_0
+//    (1-row blocks), four more steps reach 32 rows. Every D is a block of the exact inverse, so no
+//    intermediate grows past the entries of T itself (unlike the product form (I - A)(I + A^2)...,
+//    whose partial products can reach binomial sizes for nearly parallel keys). Off-diagonal tiles by
+//    block forward substitution: T(I,J) = -T(I,I) sum_{J<=K<I} A(I,K) T(K,J).
+//  * T~ and -T^ scale T's columns on the SFPU (fp32). Matmul operands are TF32 in srcA/srcB, so T and
+//    what is formed from it carry a relative error of ~1e-3 that grows with cond(I + A) (see
+//    ttprefill/ops/gdn.py for the measured limits).
+//
+// CBs (both programs place them at these indices): inputs c_0 k, c_1 q (bf16, nt x KT), c_3 the
+// chunk's gate vectors (gate_vectors.h), c_5 constants (scan_prep_consts.h); scratch c_7 inverse
+// running blocks (2 kInverseLanes), c_8 masked A tiles, c_9 product tiles (kInverseLanes each), c_27
+// decay, c_28 A, c_29 T (nt(nt+1)/2 each), all fp32. Outputs to the CBs of PrepOutputs.
 #pragma once
 
-#include "api/compute/cumsum.h"
+#include "api/compute/eltwise_unary/binop_with_scalar.h"
+#include "api/compute/sfpu_binary_bcast.h"
+#include "api/debug/kernel_profiler.hpp"
+#include "gate_vectors.h"
 #include "gdn_compute.h"
 #include "scan_prep_consts.h"
 
@@ -19,21 +46,14 @@ namespace gdn::prep {
 
 constexpr uint32_t cb_k = tt::CBIndex::c_0;
 constexpr uint32_t cb_q = tt::CBIndex::c_1;
-constexpr uint32_t cb_v = tt::CBIndex::c_2;
-constexpr uint32_t cb_g = tt::CBIndex::c_3;
-constexpr uint32_t cb_beta = tt::CBIndex::c_4;
+constexpr uint32_t cb_vec = tt::CBIndex::c_3;
 constexpr uint32_t cb_consts = tt::CBIndex::c_5;
 constexpr uint32_t cb_block_inv = tt::CBIndex::c_7;
 constexpr uint32_t cb_masked = tt::CBIndex::c_8;
 constexpr uint32_t cb_product = tt::CBIndex::c_9;
-constexpr uint32_t cb_factor = tt::CBIndex::c_10;
-constexpr uint32_t cb_gam = tt::CBIndex::c_24;
-constexpr uint32_t cb_gam_t = tt::CBIndex::c_25;
-constexpr uint32_t cb_gam_last = tt::CBIndex::c_26;
 constexpr uint32_t cb_decay = tt::CBIndex::c_27;
 constexpr uint32_t cb_a = tt::CBIndex::c_28;
 constexpr uint32_t cb_t = tt::CBIndex::c_29;
-constexpr uint32_t cb_rhs = tt::CBIndex::c_30;
 
 // Tile (I, J), J <= I, of a lower block triangle stored row by row.
 inline uint32_t tri(uint32_t i, uint32_t j) { return i * (i + 1) / 2 + j; }
@@ -44,43 +64,66 @@ inline uint32_t t_pos(uint32_t i, uint32_t j, uint32_t nt) {
     return i == j ? i : nt + i * (i - 1) / 2 + (i - 1 - j);
 }
 
-// One output tile: T rows I times a right-hand side of nt x width tiles (cb_rhs, from tile `base` of
-// its front), columns [col, col + count), into cb_out.
-inline void t_times_rhs(uint32_t cb_out, uint32_t i, uint32_t base, uint32_t col, uint32_t count, uint32_t width,
-                        uint32_t nt) {
+// DST[dst] = the column form of vector tile (q, i) of cb_vec: values in column 0 (its transpose, exact).
+ALWI void col_vector(uint32_t q, uint32_t i, uint32_t nt, uint32_t dst) {
+    gdn::transpose_in(cb_vec, gdn::gv::at(q, i, nt), dst);
+}
+
+// DST[dst] = vector tile (q, i) of cb_vec as it is: values in row 0.
+ALWI void row_vector(uint32_t q, uint32_t i, uint32_t nt, uint32_t dst) {
+    gdn::copy_in(cb_vec, gdn::gv::at(q, i, nt), dst);
+}
+
+// Decay tile (I, J) into cb_decay. Uses DST 0 and 1.
+inline void decay_tile(uint32_t i, uint32_t j, uint32_t nt) {
     tile_regs_acquire();
-    gdn::matmul_start(cb_t, cb_rhs);
-    for (uint32_t j = 0; j <= i; ++j) {
-        gdn::matmul_row(cb_t, cb_rhs, t_pos(i, j, nt), base + j * width + col, 0, count);
+    gdn::copy_in(cb_consts, gdn::kConstZero, 0);
+    col_vector(i == j ? gdn::gv::kGam : gdn::gv::kFromTileEnd + j, i, nt, 1);
+    sfpu_bcast_col_init();
+    sfpu_add_bcast_col(0, 1);  // DST0[r][c] = gam_r, or exp(gam_r - end(J))
+    if (i == j) {
+        row_vector(gdn::gv::kGam, j, nt, 1);
+        sfpu_bcast_row_init();
+        sfpu_sub_bcast_row(0, 1);  // gam_r - gam_c
+        gdn::mask_dst(0, cb_consts, gdn::kConstLowerIncl);  // exponents above the diagonal -> 0
+        gdn::exp_dst(0);
+    } else {
+        row_vector(gdn::gv::kToTileEnd, j, nt, 1);
+        sfpu_bcast_row_init();
+        sfpu_mul_bcast_row(0, 1);  // times exp(end(J) - gam_c)
     }
-    gdn::pack_dst_push(cb_out, count);
+    gdn::pack_dst_push(cb_decay);
 }
 
-// All of T times an nt x width right-hand side (from tile `base` of cb_rhs's front), into cb_out.
-inline void t_times_rhs_all(uint32_t cb_out, uint32_t base, uint32_t width, uint32_t nt) {
-    for (uint32_t i = 0; i < nt; ++i) {
-        for (uint32_t c = 0; c < width; c += gdn::kDstTiles) {
-            const uint32_t count = width - c < gdn::kDstTiles ? width - c : gdn::kDstTiles;
-            t_times_rhs(cb_out, i, base, c, count, width, nt);
-        }
+// A(I, J) into cb_a and P(I, J) into cb_p. Uses all four DST tiles: A in 0, P in 2, the decay / beta /
+// masks in 1 and 3.
+inline void a_and_p_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles, uint32_t cb_p) {
+    tile_regs_acquire();
+    gdn::matmul_start(cb_k, cb_k, 1);
+    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
+    gdn::matmul_start(cb_q, cb_k, 1);
+    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 2);
+    gdn::copy_in(cb_decay, tri(i, j), 1);
+    gdn::mul_dst(0, 1, 0);
+    gdn::mul_dst(2, 1, 2);
+    col_vector(gdn::gv::kBeta, i, nt, 1);
+    sfpu_bcast_col_init();
+    sfpu_mul_bcast_col(0, 1);
+    if (i == j) {
+        gdn::mask_dst(0, cb_consts, gdn::kConstStrictLower);
+        gdn::mask_dst(2, cb_consts, gdn::kConstLowerIncl);
     }
-}
-
-// cb_rhs <- factor(row tile J) * x(J, c) for every tile of an nt x width input, factors in cb_factors
-// (waited for). The factor sits in the last DST slot, loaded once per block of up to kDstTiles - 1
-// tiles of its row.
-inline void scale_rows(uint32_t cb_x, uint32_t cb_factors, uint32_t width, uint32_t nt) {
-    constexpr uint32_t factor_dst = gdn::kDstTiles - 1;
-    for (uint32_t j = 0; j < nt; ++j) {
-        for (uint32_t c0 = 0; c0 < width; c0 += factor_dst) {
-            const uint32_t count = width - c0 < factor_dst ? width - c0 : factor_dst;
-            tile_regs_acquire();
-            gdn::copy_in(cb_factors, j, factor_dst);
-            for (uint32_t c = 0; c < count; ++c) gdn::copy_in(cb_x, j * width + c0 + c, c);
-            for (uint32_t c = 0; c < count; ++c) gdn::mul_dst(c, factor_dst, c);
-            gdn::pack_dst_push(cb_rhs, count);
-        }
-    }
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_reconfig_data_format(cb_a);
+    cb_reserve_back(cb_a, 1);
+    pack_tile(0, cb_a);
+    cb_push_back(cb_a, 1);
+    pack_reconfig_data_format(cb_p);
+    cb_reserve_back(cb_p, 1);
+    pack_tile(2, cb_p);
+    cb_push_back(cb_p, 1);
+    tile_regs_release();
 }
 
 // Diagonal tiles inverted side by side: each step of the doubling waits for the previous step's
@@ -136,89 +179,8 @@ inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes) {
     }
 }
 
-// Where one chunk's products go: P, -W, U (record tiles) and the fp32 factor tiles.
-struct PrepOutputs {
-    uint32_t p;
-    uint32_t neg_w;
-    uint32_t u;
-    uint32_t factors;
-};
-
-// One (value head, chunk): waits for its inputs, pushes P, -W, U and the factor tiles to `out`, and
-// pops everything it read except q and k when keep_qk (the fused scan consumes them after it).
-inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tiles, uint32_t value_tiles, bool keep_qk) {
-    const uint32_t ntri = nt * (nt + 1) / 2;
-    cb_wait_front(cb_k, nt * key_tiles);
-    cb_wait_front(cb_q, nt * key_tiles);
-    cb_wait_front(cb_v, nt * value_tiles);
-    cb_wait_front(cb_g, nt + 1);
-    cb_wait_front(cb_beta, nt);
-
-    // gam = inclusive cumsum of g down the chunk (column broadcast); the zero tile after the
-    // chunk comes out as gam_last everywhere. No other SFPU op may run between these cumsums.
-    cumsum_tile_init();
-    for (uint32_t i = 0; i <= nt; ++i) {
-        tile_regs_acquire();
-        gdn::copy_in(cb_g, i, 0);
-        cumsum_tile(0, i == 0);
-        gdn::pack_dst_push(i < nt ? cb_gam : cb_gam_last);
-    }
-    cb_wait_front(cb_gam, nt);
-    cb_wait_front(cb_gam_last, 1);
-    for (uint32_t j = 0; j < nt; ++j) {
-        tile_regs_acquire();
-        gdn::transpose_in(cb_gam, j, 0);
-        gdn::pack_dst_push(cb_gam_t);
-    }
-    cb_wait_front(cb_gam_t, nt);
-
-    // decay(I, J) = exp(gam_i - gam_j), zero above the diagonal.
-    for (uint32_t i = 0; i < nt; ++i) {
-        for (uint32_t j = 0; j <= i; ++j) {
-            tile_regs_acquire();
-            gdn::copy_in(cb_gam, i, 0);
-            gdn::copy_in(cb_gam_t, j, 1);
-            gdn::sub_dst(0, 1, 0);
-            gdn::exp_dst(0);
-            if (i == j) gdn::mask_dst(0, cb_consts, gdn::kConstLowerIncl);
-            gdn::pack_dst_push(cb_decay);
-        }
-    }
-    cb_wait_front(cb_decay, ntri);
-
-    // A(I, J) = beta_i (k_i . k_j) decay_ij, strictly lower.
-    for (uint32_t i = 0; i < nt; ++i) {
-        for (uint32_t j = 0; j <= i; ++j) {
-            tile_regs_acquire();
-            gdn::matmul_start(cb_k, cb_k, 1);
-            for (uint32_t kt = 0; kt < key_tiles; ++kt) {
-                matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
-            }
-            gdn::copy_in(cb_beta, i, 1);
-            gdn::mul_dst(0, 1, 0);
-            gdn::copy_in(cb_decay, tri(i, j), 1);
-            gdn::mul_dst(0, 1, 0);
-            if (i == j) gdn::mask_dst(0, cb_consts, gdn::kConstStrictLower);
-            gdn::pack_dst_push(cb_a);
-        }
-    }
-    cb_wait_front(cb_a, ntri);
-
-    // P(I, J) = (q_i . k_j) decay_ij, lower including the diagonal (decay is zero above it).
-    for (uint32_t i = 0; i < nt; ++i) {
-        for (uint32_t j = 0; j <= i; ++j) {
-            tile_regs_acquire();
-            gdn::matmul_start(cb_q, cb_k, 1);
-            for (uint32_t kt = 0; kt < key_tiles; ++kt) {
-                matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
-            }
-            gdn::copy_in(cb_decay, tri(i, j), 1);
-            gdn::mul_dst(0, 1, 0);
-            gdn::pack_dst_push(out.p);
-        }
-    }
-
-    // T = (I + A)^-1: diagonal tiles, then block forward substitution below them.
+// T = (I + A)^-1 into cb_t (t_pos order): diagonal tiles, then block forward substitution below them.
+inline void invert(uint32_t nt) {
     for (uint32_t i = 0; i < nt; i += kInverseLanes) {
         invert_diagonal_tiles(i, nt - i < kInverseLanes ? nt - i : kInverseLanes);
     }
@@ -242,67 +204,76 @@ inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tile
             ++t_done;
         }
     }
-    cb_wait_front(cb_t, ntri);
+    cb_wait_front(cb_t, nt * (nt + 1) / 2);
+}
 
-    // -W = T (-(beta exp(gam)) k): the row factors first, then the scaled rows, then T times them.
-    // exp(gam) is also the sequential pass's first factor: each row tile's exp is taken once and
-    // packed twice, to the factor output (ahead of the other factors, which come at the end) and, times
-    // -beta, to the row factors. The factor output CB must hold all factor tiles of a chunk for this.
-    for (uint32_t j = 0; j < nt; ++j) {
-        tile_regs_acquire();
-        gdn::copy_in(cb_gam, j, 0);
-        gdn::exp_dst(0);
-        gdn::copy_in(cb_beta, j, 1);
-        gdn::mul_dst(0, 1, 1);
-        gdn::negate_dst(1);
-        tile_regs_commit();
-        tile_regs_wait();
-        pack_reconfig_data_format(out.factors);
-        cb_reserve_back(out.factors, 1);
-        pack_tile(0, out.factors);
-        cb_push_back(out.factors, 1);
-        pack_reconfig_data_format(cb_factor);
-        cb_reserve_back(cb_factor, 1);
-        pack_tile(1, cb_factor);
-        cb_push_back(cb_factor, 1);
-        tile_regs_release();
+// Where one chunk's products go: P, T~ and -T^ (tri order each).
+struct PrepOutputs {
+    uint32_t p;
+    uint32_t t_beta;
+    uint32_t neg_t_beta_exp;
+};
+
+// One (value head, chunk): waits for k, q and the gate vectors, pushes P, then T~ and -T^ to `out`.
+// Pops its scratch; pops k, q and the gate vectors only when pop_inputs (the fused scan's sequential
+// part reads them after it).
+inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tiles, bool pop_inputs) {
+    const uint32_t ntri = nt * (nt + 1) / 2;
+    cb_wait_front(cb_k, nt * key_tiles);
+    cb_wait_front(cb_q, nt * key_tiles);
+    cb_wait_front(cb_vec, gdn::gv::kinds(nt) * nt);
+    {
+        DeviceZoneScopedN("prep.decay");
+        for (uint32_t i = 0; i < nt; ++i) {
+            for (uint32_t j = 0; j <= i; ++j) decay_tile(i, j, nt);
+        }
+        cb_wait_front(cb_decay, ntri);
     }
-    cb_wait_front(cb_factor, nt);
-    scale_rows(cb_k, cb_factor, key_tiles, nt);
-    cb_pop_front(cb_factor, nt);
-    // U = T (beta v): beta is its own row factor. Both right-hand sides are scaled before either
-    // product, so the products never wait on a tile just packed.
-    scale_rows(cb_v, cb_beta, value_tiles, nt);
-    cb_wait_front(cb_rhs, nt * (key_tiles + value_tiles));
-    t_times_rhs_all(out.neg_w, 0, key_tiles, nt);
-    t_times_rhs_all(out.u, nt * key_tiles, value_tiles, nt);
-    cb_pop_front(cb_rhs, nt * (key_tiles + value_tiles));
-
-    // The rest of the factors for the sequential pass (exp(gam) went out with -W): exp(gam_last - gam)
-    // (column broadcasts) and exp(gam_last), the state's decay over the chunk.
-    for (uint32_t i = 0; i < nt; ++i) {
-        tile_regs_acquire();
-        gdn::copy_in(cb_gam_last, 0, 0);
-        gdn::copy_in(cb_gam, i, 1);
-        gdn::sub_dst(0, 1, 0);
-        gdn::exp_dst(0);
-        gdn::pack_dst_push(out.factors);
+    {
+        DeviceZoneScopedN("prep.A_P");
+        for (uint32_t i = 0; i < nt; ++i) {
+            for (uint32_t j = 0; j <= i; ++j) a_and_p_tile(i, j, nt, key_tiles, out.p);
+        }
+        cb_wait_front(cb_a, ntri);
     }
-    tile_regs_acquire();
-    gdn::copy_in(cb_gam_last, 0, 0);
-    gdn::exp_dst(0);
-    gdn::pack_dst_push(out.factors);
-
-    if (!keep_qk) {
+    {
+        DeviceZoneScopedN("prep.T");
+        invert(nt);
+    }
+    {
+        DeviceZoneScopedN("prep.T_scaled");
+        // T~(I, J) = T(I, J) diag(beta_J), -T^(I, J) = -T(I, J) diag(beta_J exp(gam_J)).
+        for (uint32_t i = 0; i < nt; ++i) {
+            for (uint32_t j = 0; j <= i; ++j) {
+                tile_regs_acquire();
+                gdn::copy_in(cb_t, t_pos(i, j, nt), 0);
+                gdn::copy_in(cb_t, t_pos(i, j, nt), 1);
+                row_vector(gdn::gv::kBeta, j, nt, 2);
+                sfpu_bcast_row_init();
+                sfpu_mul_bcast_row(0, 2);
+                row_vector(gdn::gv::kBetaExpGam, j, nt, 2);
+                sfpu_bcast_row_init();
+                sfpu_mul_bcast_row(1, 2);
+                gdn::negate_dst(1);
+                tile_regs_commit();
+                tile_regs_wait();
+                pack_reconfig_data_format(out.t_beta);
+                cb_reserve_back(out.t_beta, 1);
+                pack_tile(0, out.t_beta);
+                cb_push_back(out.t_beta, 1);
+                pack_reconfig_data_format(out.neg_t_beta_exp);
+                cb_reserve_back(out.neg_t_beta_exp, 1);
+                pack_tile(1, out.neg_t_beta_exp);
+                cb_push_back(out.neg_t_beta_exp, 1);
+                tile_regs_release();
+            }
+        }
+    }
+    if (pop_inputs) {
         cb_pop_front(cb_k, nt * key_tiles);
         cb_pop_front(cb_q, nt * key_tiles);
+        cb_pop_front(cb_vec, gdn::gv::kinds(nt) * nt);
     }
-    cb_pop_front(cb_v, nt * value_tiles);
-    cb_pop_front(cb_g, nt + 1);
-    cb_pop_front(cb_beta, nt);
-    cb_pop_front(cb_gam, nt);
-    cb_pop_front(cb_gam_t, nt);
-    cb_pop_front(cb_gam_last, 1);
     cb_pop_front(cb_decay, ntri);
     cb_pop_front(cb_a, ntri);
     cb_pop_front(cb_t, ntri);

@@ -11,6 +11,7 @@ constexpr uint32_t kConstStrictLower = 1;   // row > col
 constexpr uint32_t kConstLowerIncl = 2;     // row >= col
 constexpr uint32_t kConstLevelMask0 = 3;    // level l of the diagonal-tile inverse at kConstLevelMask0 + l
 constexpr uint32_t kInverseLevels = 5;      // blocks of 1, 2, 4, 8, 16 rows merge up to 32
-constexpr uint32_t kNumConsts = kConstLevelMask0 + kInverseLevels;
+constexpr uint32_t kConstZero = kConstLevelMask0 + kInverseLevels;  // all zeros
+constexpr uint32_t kNumConsts = kConstZero + 1;
 
 }  // namespace gdn

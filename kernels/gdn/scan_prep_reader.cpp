@@ -1,38 +1,37 @@
 // GDN chunk preparation, reader: for each (value head, chunk) unit it loads the chunk's q, k (the
-// unit's q/k head) and v tiles, and builds column broadcasts of g and beta for the value head.
+// unit's q/k head), in the fused scan also v, and the value head's gate vectors (gate_vectors.h).
 //
 // Work unit u: value head hv = u / num_chunks, chunk c = u % num_chunks; q/k head hv / group.
 // q/k/v are token-major tensors [T, channels] (tile (token tile, channel tile)); a head's tiles start
-// at a column offset. Token tiles past the tensor (the padding of a ragged last chunk) are zero tiles.
-// g and beta are compact fp32 tensors [T, HV]; the column broadcast of head hv zeroes rows past T, so
-// padding rows have g = 0 (no decay) and beta = 0 (no write).
+// at a column offset. Token tiles past the tensor (the padding of a ragged last chunk) are zero tiles,
+// and their gate vectors zero (no decay, no write).
 //
-// Compile-time args: TensorAccessorArgs of the q/k/v tensors (one format) at 0, then of g/beta.
+// Compile-time args: TensorAccessorArgs of the q/k/v tensors (one format) at 0, then of the gate-vector
+// tensor.
 // Common runtime args:
-//   0 q address   1 k address   2 v address   3 g address   4 beta address
+//   0 q address   1 k address   2 v address   3 gate-vector address   4 gate-vector head tiles
 //   5 tokens T    6 chunks      7 tiles per chunk (nt)       8 key tiles (KT)   9 value tiles (VT)
 //   10 value heads per q/k head (group)
 //   11 q/k tensor width in tiles  12 q first column tile  13 k first column tile
-//   14 v tensor width in tiles    15 v first column tile  16 g/beta tensor width in tiles
-//   (fused mode) 17 initial state address.
+//   14 v tensor width in tiles    15 v first column tile
+//   (fused mode) 16 initial state address.
 // Runtime args: 0 first unit, 1 number of units.
 // With GDN_SCAN_FUSED defined (the fused scan, scan_seq_compute.cpp) a unit is a whole value head:
 // its initial state [K, V] (fp32, rows hv * K.. of the [HV * K, V] state tensor, whose TensorAccessorArgs
-// follow those of g/beta) into c_15, then every chunk's tiles in order.
-// CBs: c_0 k (nt*KT), c_1 q (nt*KT), c_2 v (nt*VT), c_3 g broadcast (nt tiles + 1 zero tile),
-//      c_4 beta broadcast (nt), c_5 constant tiles (written once), c_6 scratch page (this kernel only).
+// follow those of the gate vectors) into c_15, then every chunk's tiles in order, v included.
+// CBs: c_0 k (nt*KT), c_1 q (nt*KT), c_2 v (nt*VT, fused mode), c_3 gate vectors, c_5 constant tiles
+//      (written once).
 #include "api/dataflow/dataflow_api.h"
 #include "gdn_dataflow.h"
+#include "gate_vectors.h"
 #include "scan_prep_consts.h"
 
 namespace {
 constexpr uint32_t cb_k = tt::CBIndex::c_0;
 constexpr uint32_t cb_q = tt::CBIndex::c_1;
 constexpr uint32_t cb_v = tt::CBIndex::c_2;
-constexpr uint32_t cb_g = tt::CBIndex::c_3;
-constexpr uint32_t cb_beta = tt::CBIndex::c_4;
+constexpr uint32_t cb_vec = tt::CBIndex::c_3;
 constexpr uint32_t cb_consts = tt::CBIndex::c_5;
-constexpr uint32_t cb_scratch = tt::CBIndex::c_6;
 
 // The chunk's token tiles of one head: nt x width tiles, row-major, zero past the tensor's end.
 template <typename Accessor>
@@ -56,38 +55,14 @@ void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_t
     cb_push_back(cb, nt * width);
 }
 
-// Column broadcasts of one head's gate values over the chunk's nt token tiles (plus `extra_zero`
-// zero tiles after them).
-template <typename Accessor>
-void read_gate_broadcast(uint32_t cb, const Accessor& tensor, uint32_t scratch, uint32_t first_token_tile,
-                         uint32_t nt, uint32_t tokens, uint32_t row_tiles, uint32_t head, uint32_t extra_zero) {
-    const uint32_t tile_bytes = get_tile_size(cb);
-    const uint32_t token_tiles = (tokens + gdn::kTileDim - 1) / gdn::kTileDim;
-    cb_reserve_back(cb, nt + extra_zero);
-    const uint32_t l1 = get_write_ptr(cb);
-    for (uint32_t i = 0; i < nt; ++i) {
-        const uint32_t tt = first_token_tile + i;
-        const uint32_t addr = l1 + i * tile_bytes;
-        if (tt < token_tiles) {
-            noc_async_read_page(tt * row_tiles + head / gdn::kTileDim, tensor, scratch);
-            noc_async_read_barrier();
-            const uint32_t valid_rows = tokens - tt * gdn::kTileDim;  // >= 1; the helper clips at 32
-            gdn::broadcast_column_fp32(addr, scratch, head % gdn::kTileDim, valid_rows);
-        } else {
-            gdn::zero_tile(addr, tile_bytes);
-        }
-    }
-    for (uint32_t i = 0; i < extra_zero; ++i) gdn::zero_tile(l1 + (nt + i) * tile_bytes, tile_bytes);
-    cb_push_back(cb, nt + extra_zero);
-}
 }  // namespace
 
 void kernel_main() {
     const uint32_t q_addr = get_common_arg_val<uint32_t>(0);
     const uint32_t k_addr = get_common_arg_val<uint32_t>(1);
     const uint32_t v_addr = get_common_arg_val<uint32_t>(2);
-    const uint32_t g_addr = get_common_arg_val<uint32_t>(3);
-    const uint32_t beta_addr = get_common_arg_val<uint32_t>(4);
+    const uint32_t gv_addr = get_common_arg_val<uint32_t>(3);
+    const uint32_t gv_head_tiles = get_common_arg_val<uint32_t>(4);
     const uint32_t tokens = get_common_arg_val<uint32_t>(5);
     const uint32_t num_chunks = get_common_arg_val<uint32_t>(6);
     const uint32_t nt = get_common_arg_val<uint32_t>(7);
@@ -99,17 +74,15 @@ void kernel_main() {
     const uint32_t k_col0 = get_common_arg_val<uint32_t>(13);
     const uint32_t v_row_tiles = get_common_arg_val<uint32_t>(14);
     const uint32_t v_col0 = get_common_arg_val<uint32_t>(15);
-    const uint32_t gate_row_tiles = get_common_arg_val<uint32_t>(16);
     const uint32_t first_unit = get_arg_val<uint32_t>(0);
     const uint32_t num_units = get_arg_val<uint32_t>(1);
 
     constexpr auto qkv_args = TensorAccessorArgs<0>();
-    constexpr auto gate_args = TensorAccessorArgs<qkv_args.next_compile_time_args_offset()>();
+    constexpr auto gv_args = TensorAccessorArgs<qkv_args.next_compile_time_args_offset()>();
     const auto q = TensorAccessor(qkv_args, q_addr, get_tile_size(cb_q));
     const auto k = TensorAccessor(qkv_args, k_addr, get_tile_size(cb_k));
-    const auto v = TensorAccessor(qkv_args, v_addr, get_tile_size(cb_v));
-    const auto g = TensorAccessor(gate_args, g_addr, get_tile_size(cb_g));
-    const auto beta = TensorAccessor(gate_args, beta_addr, get_tile_size(cb_beta));
+    const auto v = TensorAccessor(qkv_args, v_addr, get_tile_size(cb_q));  // v shares q's format; cb_v exists only when fused
+    const auto gv = TensorAccessor(gv_args, gv_addr, get_tile_size(cb_vec));
 
     // Constant tiles, once: identity, triangular masks, and the masks of the inverse's doubling steps
     // (level l, block b = 2^l: the rows of each odd b-block against the columns of the b-block before it).
@@ -127,26 +100,33 @@ void kernel_main() {
             });
         }
     }
+    gdn::zero_tile(get_write_ptr(cb_consts) + gdn::kConstZero * get_tile_size(cb_consts), get_tile_size(cb_consts));
     cb_push_back(cb_consts, gdn::kNumConsts);
 
-    cb_reserve_back(cb_scratch, 1);
-    const uint32_t scratch = get_write_ptr(cb_scratch);
     const uint32_t token_tiles = (tokens + gdn::kTileDim - 1) / gdn::kTileDim;
+    const uint32_t kinds = gdn::gv::kinds(nt);
+    gdn::zero_cb_pages(cb_vec, 2 * kinds * nt);
+#ifdef GDN_SCAN_FUSED
+    constexpr bool read_v = true;  // the fused scan's sequential part reads v
+#else
+    constexpr bool read_v = false;
+#endif
 
     auto read_chunk = [&](uint32_t hv, uint32_t chunk) {
         const uint32_t first_tt = chunk * nt;
         const uint32_t hq = hv / group;
         read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
         read_head_block(cb_q, q, first_tt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
-        read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles, value_tiles);
-        read_gate_broadcast(cb_g, g, scratch, first_tt, nt, tokens, gate_row_tiles, hv, 1);
-        read_gate_broadcast(cb_beta, beta, scratch, first_tt, nt, tokens, gate_row_tiles, hv, 0);
+        if (read_v) {
+            read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles, value_tiles);
+        }
+        gdn::read_gate_vectors(cb_vec, gv, hv, first_tt, nt, kinds, gv_head_tiles, token_tiles);
     };
 
 #ifdef GDN_SCAN_FUSED
     constexpr uint32_t cb_state_in = tt::CBIndex::c_15;
-    constexpr auto state_args = TensorAccessorArgs<gate_args.next_compile_time_args_offset()>();
-    const auto state = TensorAccessor(state_args, get_common_arg_val<uint32_t>(17), get_tile_size(cb_state_in));
+    constexpr auto state_args = TensorAccessorArgs<gv_args.next_compile_time_args_offset()>();
+    const auto state = TensorAccessor(state_args, get_common_arg_val<uint32_t>(16), get_tile_size(cb_state_in));
     const uint32_t state_tiles = key_tiles * value_tiles;
     for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) {
         cb_reserve_back(cb_state_in, state_tiles);

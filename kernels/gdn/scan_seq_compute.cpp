@@ -1,30 +1,36 @@
 // GDN sequential pass, compute: the state-dependent part of the chunked form (shared/GDN.md) for one
 // value head and a block of VBT value columns, chunk after chunk, with the fp32 state block h
-// (K x 32*VBT) kept in L1 for the whole sequence:
-//     Vnew = U + (-W) h
-//     O    = exp(gam) * (Q h) + P Vnew                  (row scaling commutes with Q h)
-//     h   <- exp(gam_last) h + K^T (exp(gam_last - gam) * Vnew)
-// q and K^T (a transpose of the bf16 k tiles, exact) enter the matmuls in bf16, exact; h, -W, P and
-// the scaled Vnew as TF32. The per-row factors and the state decay are SFPU products in fp32 DST, and
-// the matmuls accumulate on top of them in fp32.
+// (K x 32 VBT) kept in L1 for the whole sequence. From the chunk's preparation (scan_prep_chunk.h:
+// P, T~ = T diag(beta), -T^ = -T diag(beta exp(gam))) and gate vectors (gate_vectors.h):
+//     kh   = k h
+//     Vnew = T~ v + (-T^) kh                      (= U - W h, regrouped)
+//     O    = exp(gam) * (q h) + P Vnew            (row scaling commutes with q h)
+//     h   <- exp(last) h + K~^T Vnew,   K~^T = K^T diag(exp(last - gam))
+// q, k, v and K^T (a transpose of the bf16 k tiles, exact) enter the matmuls exact; h, kh, Vnew and
+// the preparation's products as TF32. The row and column factors are SFPU broadcasts in fp32 DST, the
+// state decay an SFPU product with the scalar exp(last), and the matmuls accumulate on top in fp32.
+// Matmuls run in blocks of up to 2 x 2 output tiles where the operands allow, so the unpacker reuses
+// each tile across a block's rows or columns (fp32 operands cost twice a bf16 one to unpack).
 //
 // With GDN_SCAN_FUSED defined this is the fused scan: each unit is a whole value head (VBT = VT), and
-// before each chunk the kernel runs the chunk preparation itself (scan_prep_chunk.h), so the record
-// (P, -W, U, factors) never leaves L1; only q, k, v, g and beta are read (by scan_prep_reader.cpp in
-// its fused mode). CB indices of that mode are listed at their definitions below.
+// before each chunk the kernel runs the chunk preparation itself (scan_prep_chunk.h), so P, T~ and -T^
+// never leave L1; only q, k, v and the gate vectors are read (by scan_prep_reader.cpp in its fused
+// mode). CB indices of that mode are listed at their definitions below.
 //
 // Compile-time args: none.
 // Common runtime args: 0 tiles per chunk (nt), 1 key tiles (KT), 2 value tiles per block (VBT),
 //   3 chunks, 4 number of checkpoints, 5.. the chunk index after which each checkpoint is taken
 //   (ascending).
 // Runtime args: 0 number of units.
-// CBs: inputs c_0 -W (nt x KT), c_1 U block (nt x VBT), c_2 q (nt x KT), c_3 P (nt(nt+1)/2),
-//      c_4 k (nt x KT), c_5 factors (exp(gam) nt, exp(gam_last - gam) nt, exp(gam_last) 1; fp32),
-//      c_6 initial state block (KT x VBT, fp32);
-//      c_24 state (2 x KT x VBT, fp32, this kernel both ends), c_25 Vnew (nt x VBT, fp32),
-//      c_26 scaled Vnew (nt x VBT, fp32), c_27 K^T (KT x nt, bf16);
-//      outputs c_16 O tiles, c_17 state blocks (checkpoints, then the final state; fp32).
+// CBs (two-program form): inputs c_0 T~ and -T^ interleaved (tile 2t and 2t + 1 for tri index t), c_2 q,
+//      c_3 P, c_4 k (nt x KT), c_5 gate vectors, c_6 initial state block (KT x VBT, fp32), c_7 v block
+//      (nt x VBT); scratch c_24 state (2 x KT x VBT), c_25 Vnew, c_26 kh (nt x VBT), c_27 K~^T
+//      (KT x nt), all fp32; outputs c_16 O tiles, c_17 state blocks (checkpoints, then the final state).
 #include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/eltwise_unary/binop_with_scalar.h"
+#include "api/compute/sfpu_binary_bcast.h"
+#include "api/debug/kernel_profiler.hpp"
+#include "gate_vectors.h"
 #include "gdn_compute.h"
 #ifdef GDN_SCAN_FUSED
 #include "scan_prep_chunk.h"
@@ -32,41 +38,49 @@
 
 namespace {
 #ifdef GDN_SCAN_FUSED
-// The fused scan: the preparation's CBs (scan_prep_chunk.h) plus the records in L1, which this
-// kernel produces and consumes itself; q and k are the preparation's own input CBs.
-constexpr uint32_t cb_neg_w = tt::CBIndex::c_12;
-constexpr uint32_t cb_u = tt::CBIndex::c_13;
-constexpr uint32_t cb_q = gdn::prep::cb_q;
-constexpr uint32_t cb_p = tt::CBIndex::c_11;
+// The fused scan: the preparation's CBs (scan_prep_chunk.h) plus its products in L1, which this
+// kernel produces and consumes itself; q, k and the gate vectors are the preparation's own inputs.
 constexpr uint32_t cb_k = gdn::prep::cb_k;
-constexpr uint32_t cb_factors = tt::CBIndex::c_14;
+constexpr uint32_t cb_q = gdn::prep::cb_q;
+constexpr uint32_t cb_v = tt::CBIndex::c_2;
+constexpr uint32_t cb_vec = gdn::prep::cb_vec;
+constexpr uint32_t cb_p = tt::CBIndex::c_11;
+constexpr uint32_t cb_t_beta = tt::CBIndex::c_12;
+constexpr uint32_t cb_neg_t_beta_exp = tt::CBIndex::c_13;
 constexpr uint32_t cb_state_in = tt::CBIndex::c_15;
 constexpr uint32_t cb_o = tt::CBIndex::c_16;
 constexpr uint32_t cb_state_out = tt::CBIndex::c_17;
 constexpr uint32_t cb_h = tt::CBIndex::c_18;
 constexpr uint32_t cb_vnew = tt::CBIndex::c_19;
-constexpr uint32_t cb_vscaled = tt::CBIndex::c_20;
+constexpr uint32_t cb_kh = tt::CBIndex::c_20;
 constexpr uint32_t cb_kt = tt::CBIndex::c_21;
+// T~ and -T^ of tri index t.
+inline uint32_t t_beta_tile(uint32_t t) { return t; }
+inline uint32_t neg_t_beta_exp_tile(uint32_t t) { return t; }
 #else
-constexpr uint32_t cb_neg_w = tt::CBIndex::c_0;
-constexpr uint32_t cb_u = tt::CBIndex::c_1;
+constexpr uint32_t cb_t_beta = tt::CBIndex::c_0;
+constexpr uint32_t cb_neg_t_beta_exp = tt::CBIndex::c_0;
 constexpr uint32_t cb_q = tt::CBIndex::c_2;
 constexpr uint32_t cb_p = tt::CBIndex::c_3;
 constexpr uint32_t cb_k = tt::CBIndex::c_4;
-constexpr uint32_t cb_factors = tt::CBIndex::c_5;
+constexpr uint32_t cb_vec = tt::CBIndex::c_5;
 constexpr uint32_t cb_state_in = tt::CBIndex::c_6;
+constexpr uint32_t cb_v = tt::CBIndex::c_7;
 constexpr uint32_t cb_o = tt::CBIndex::c_16;
 constexpr uint32_t cb_state_out = tt::CBIndex::c_17;
 constexpr uint32_t cb_h = tt::CBIndex::c_24;
 constexpr uint32_t cb_vnew = tt::CBIndex::c_25;
-constexpr uint32_t cb_vscaled = tt::CBIndex::c_26;
+constexpr uint32_t cb_kh = tt::CBIndex::c_26;
 constexpr uint32_t cb_kt = tt::CBIndex::c_27;
+// The record interleaves T~ and -T^ tile by tile (scan_prep_chunk.h pushes them in pairs).
+inline uint32_t t_beta_tile(uint32_t t) { return 2 * t; }
+inline uint32_t neg_t_beta_exp_tile(uint32_t t) { return 2 * t + 1; }
 #endif
 
 // Common runtime arg holding the first checkpoint's chunk index.
 constexpr uint32_t kFirstCheckpointArg = 5;
-// Steps that scale by a factor tile keep it in the last DST slot and work on narrower blocks.
-constexpr uint32_t kFactorDst = gdn::kDstTiles - 1;
+// Steps that scale by a vector keep it in the last DST slot and work on narrower blocks.
+constexpr uint32_t kVectorDst = gdn::kDstTiles - 1;
 
 inline uint32_t tri(uint32_t i, uint32_t j) { return i * (i + 1) / 2 + j; }
 inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -81,10 +95,35 @@ void copy_block(uint32_t cb, uint32_t cb_dst, uint32_t count) {
     }
 }
 
-// DST[0 .. n) *= the factor tile `factor` of cb_factors.
-void scale_dst(uint32_t factor, uint32_t n) {
-    gdn::copy_in(cb_factors, factor, kFactorDst);
-    for (uint32_t j = 0; j < n; ++j) gdn::mul_dst(j, kFactorDst, j);
+// Pack DST[0 .. rows x cols) to the reserved (not yet pushed) region of cb, DST tile r * cols + c to
+// page (row0 + r) * row_pages + col0 + c.
+void pack_block_at(uint32_t cb, uint32_t rows, uint32_t cols, uint32_t row0, uint32_t col0, uint32_t row_pages) {
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_reconfig_data_format(cb);
+    for (uint32_t r = 0; r < rows; ++r) {
+        for (uint32_t c = 0; c < cols; ++c) pack_tile<true>(r * cols + c, cb, (row0 + r) * row_pages + col0 + c);
+    }
+    tile_regs_release();
+}
+
+// out (rows x cols tiles of a row-major grid `row_pages` wide, reserved by the caller) = in0 @ in1 over
+// `inner` k-steps, in blocks of up to 2 x 2: in0 tile (r, k) at r * inner + k, in1 tile (k, c) at
+// k * in1_row + c.
+void matmul_2x2(uint32_t cb_in0, uint32_t cb_in1, uint32_t cb_out, uint32_t rows, uint32_t cols, uint32_t inner,
+                uint32_t in1_row) {
+    for (uint32_t r0 = 0; r0 < rows; r0 += 2) {
+        const uint32_t rn = min_u32(2, rows - r0);
+        for (uint32_t c0 = 0; c0 < cols; c0 += 2) {
+            const uint32_t cn = min_u32(2, cols - c0);
+            tile_regs_acquire();
+            gdn::matmul_start(cb_in0, cb_in1);
+            for (uint32_t k = 0; k < inner; ++k) {
+                matmul_block(cb_in0, cb_in1, r0 * inner + k, k * in1_row + c0, 0, 0, cn, rn, inner);
+            }
+            pack_block_at(cb_out, rn, cn, r0, c0, cols);
+        }
+    }
 }
 }  // namespace
 
@@ -98,15 +137,17 @@ void kernel_main() {
     const uint32_t ntri = nt * (nt + 1) / 2;
     const uint32_t state_tiles = key_tiles * block_tiles;
     const uint32_t chunk_tiles = nt * block_tiles;
-    const uint32_t factor_exp_gam = 0;             // + row tile
-    const uint32_t factor_to_last = nt;            // + row tile
-    const uint32_t factor_state_decay = 2 * nt;
-    const uint32_t factor_tiles = 2 * nt + 1;
+    const uint32_t vec_tiles = gdn::gv::kinds(nt) * nt;
+#ifdef GDN_SCAN_FUSED
+    const uint32_t prep_tiles = ntri;  // P, T~ and -T^ each
+#else
+    const uint32_t prep_tiles = 2 * ntri;  // T~ and -T^ interleaved in one CB
+#endif
 
-    compute_kernel_hw_startup(cb_neg_w, cb_h, cb_o);
+    compute_kernel_hw_startup(cb_k, cb_h, cb_o);
 #ifdef GDN_SCAN_FUSED
     cb_wait_front(gdn::prep::cb_consts, gdn::kNumConsts);
-    const gdn::prep::PrepOutputs records{cb_p, cb_neg_w, cb_u, cb_factors};
+    const gdn::prep::PrepOutputs records{cb_p, cb_t_beta, cb_neg_t_beta_exp};
 #endif
 
     for (uint32_t unit = 0; unit < num_units; ++unit) {
@@ -117,114 +158,127 @@ void kernel_main() {
 
         for (uint32_t c = 0; c < num_chunks; ++c) {
 #ifdef GDN_SCAN_FUSED
-            // The chunk's record, straight into L1 (block_tiles is the whole head here).
-            gdn::prep::prepare_chunk(records, nt, key_tiles, block_tiles, true);
+            gdn::prep::prepare_chunk(records, nt, key_tiles, false);
 #endif
             cb_wait_front(cb_h, state_tiles);
-
-            // Vnew = U + (-W) h, in blocks of up to 2 x 2 tiles: the unpacker reuses each -W tile across
-            // the block's columns and each (fp32) h tile across its rows (2 x 4 tiles of Vnew: 8 unpacks
-            // per key tile instead of 10 as two 1 x 4 rows). The blocks are packed to their places in the reserved chunk (cb_vnew holds
-            // exactly one chunk, so the reservation never wraps) and pushed together.
-            cb_wait_front(cb_neg_w, nt * key_tiles);
-            cb_wait_front(cb_u, chunk_tiles);
-            cb_reserve_back(cb_vnew, chunk_tiles);
-            for (uint32_t i0 = 0; i0 < nt; i0 += 2) {
-                const uint32_t rows = min_u32(2, nt - i0);
-                const uint32_t cols = rows == 1 ? min_u32(gdn::kDstTiles, block_tiles) : 2;
-                for (uint32_t j0 = 0; j0 < block_tiles; j0 += cols) {
-                    const uint32_t n = min_u32(cols, block_tiles - j0);
-                    tile_regs_acquire();
-                    for (uint32_t r = 0; r < rows; ++r) {
-                        for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_u, (i0 + r) * block_tiles + j0 + j, r * n + j);
-                    }
-                    gdn::matmul_start(cb_neg_w, cb_h);
-                    for (uint32_t kt = 0; kt < key_tiles; ++kt) {
-                        matmul_block(cb_neg_w, cb_h, i0 * key_tiles + kt, kt * block_tiles + j0, 0, 0, n, rows,
-                                     key_tiles);
-                    }
-                    tile_regs_commit();
-                    tile_regs_wait();
-                    pack_reconfig_data_format(cb_vnew);
-                    for (uint32_t r = 0; r < rows; ++r) {
-                        for (uint32_t j = 0; j < n; ++j) {
-                            pack_tile<true>(r * n + j, cb_vnew, (i0 + r) * block_tiles + j0 + j);
-                        }
-                    }
-                    tile_regs_release();
-                }
-            }
-            cb_push_back(cb_vnew, chunk_tiles);
-            cb_pop_front(cb_neg_w, nt * key_tiles);
-            cb_pop_front(cb_u, chunk_tiles);
-
-            // exp(gam_last - gam) * Vnew, for the state update.
-            cb_wait_front(cb_vnew, chunk_tiles);
-            cb_wait_front(cb_factors, factor_tiles);
-            for (uint32_t i = 0; i < nt; ++i) {
-                for (uint32_t j0 = 0; j0 < block_tiles; j0 += kFactorDst) {
-                    const uint32_t n = min_u32(kFactorDst, block_tiles - j0);
-                    tile_regs_acquire();
-                    for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_vnew, i * block_tiles + j0 + j, j);
-                    scale_dst(factor_to_last + i, n);
-                    gdn::pack_dst_push(cb_vscaled, n);
-                }
-            }
-
-            // O = exp(gam) * (Q h) + P Vnew
-            cb_wait_front(cb_q, nt * key_tiles);
-            cb_wait_front(cb_p, ntri);
-            for (uint32_t i = 0; i < nt; ++i) {
-                for (uint32_t j0 = 0; j0 < block_tiles; j0 += kFactorDst) {
-                    const uint32_t n = min_u32(kFactorDst, block_tiles - j0);
-                    tile_regs_acquire();
-                    gdn::matmul_start(cb_q, cb_h);
-                    for (uint32_t kt = 0; kt < key_tiles; ++kt) {
-                        gdn::matmul_row(cb_q, cb_h, i * key_tiles + kt, kt * block_tiles + j0, 0, n);
-                    }
-                    scale_dst(factor_exp_gam + i, n);
-                    gdn::matmul_start(cb_p, cb_vnew);
-                    for (uint32_t j = 0; j <= i; ++j) {
-                        gdn::matmul_row(cb_p, cb_vnew, tri(i, j), j * block_tiles + j0, 0, n);
-                    }
-                    gdn::pack_dst_push(cb_o, n);
-                }
-            }
-            cb_pop_front(cb_q, nt * key_tiles);
-            cb_pop_front(cb_p, ntri);
-
-            // K^T, tile (kt, i) = transpose of k tile (i, kt).
             cb_wait_front(cb_k, nt * key_tiles);
-            for (uint32_t kt = 0; kt < key_tiles; ++kt) {
+            cb_wait_front(cb_q, nt * key_tiles);
+            cb_wait_front(cb_v, chunk_tiles);
+            cb_wait_front(cb_vec, vec_tiles);
+            cb_wait_front(cb_p, ntri);
+            cb_wait_front(cb_t_beta, prep_tiles);
+            cb_wait_front(cb_neg_t_beta_exp, prep_tiles);
+            {
+                DeviceZoneScopedN("seq.kh");
+                cb_reserve_back(cb_kh, chunk_tiles);
+                matmul_2x2(cb_k, cb_h, cb_kh, nt, block_tiles, key_tiles, block_tiles);
+                cb_push_back(cb_kh, chunk_tiles);
+                cb_wait_front(cb_kh, chunk_tiles);
+            }
+            {
+                DeviceZoneScopedN("seq.vnew");
+                // Vnew(I, :) = sum_{J <= I} T~(I, J) v(J, :) + (-T^)(I, J) kh(J, :), up to kDstTiles columns.
+                cb_reserve_back(cb_vnew, chunk_tiles);
                 for (uint32_t i = 0; i < nt; ++i) {
-                    tile_regs_acquire();
-                    gdn::transpose_in(cb_k, i * key_tiles + kt, 0);
-                    gdn::pack_dst_push(cb_kt);
+                    for (uint32_t j0 = 0; j0 < block_tiles; j0 += gdn::kDstTiles) {
+                        const uint32_t n = min_u32(gdn::kDstTiles, block_tiles - j0);
+                        tile_regs_acquire();
+                        gdn::matmul_start(cb_t_beta, cb_v);
+                        for (uint32_t j = 0; j <= i; ++j) {
+                            gdn::matmul_row(cb_t_beta, cb_v, t_beta_tile(tri(i, j)), j * block_tiles + j0, 0, n);
+                        }
+                        gdn::matmul_start(cb_neg_t_beta_exp, cb_kh);
+                        for (uint32_t j = 0; j <= i; ++j) {
+                            gdn::matmul_row(cb_neg_t_beta_exp, cb_kh, neg_t_beta_exp_tile(tri(i, j)),
+                                            j * block_tiles + j0, 0, n);
+                        }
+                        pack_block_at(cb_vnew, 1, n, i, j0, block_tiles);
+                    }
+                }
+                cb_push_back(cb_vnew, chunk_tiles);
+                cb_wait_front(cb_vnew, chunk_tiles);
+            }
+            {
+                DeviceZoneScopedN("seq.KT");
+                // K~^T tile (kt, i) = transpose(k(i, kt)) * exp(last - gam) along its columns (tokens).
+                cb_reserve_back(cb_kt, key_tiles * nt);
+                for (uint32_t i = 0; i < nt; ++i) {
+                    for (uint32_t kt0 = 0; kt0 < key_tiles; kt0 += kVectorDst) {
+                        const uint32_t n = min_u32(kVectorDst, key_tiles - kt0);
+                        tile_regs_acquire();
+                        for (uint32_t x = 0; x < n; ++x) gdn::transpose_in(cb_k, i * key_tiles + kt0 + x, x);
+                        gdn::copy_in(cb_vec, gdn::gv::at(gdn::gv::kToLast, i, nt), kVectorDst);
+                        sfpu_bcast_row_init();
+                        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_row(x, kVectorDst);
+                        tile_regs_commit();
+                        tile_regs_wait();
+                        pack_reconfig_data_format(cb_kt);
+                        for (uint32_t x = 0; x < n; ++x) pack_tile<true>(x, cb_kt, (kt0 + x) * nt + i);
+                        tile_regs_release();
+                    }
+                }
+                cb_push_back(cb_kt, key_tiles * nt);
+                cb_wait_front(cb_kt, key_tiles * nt);
+            }
+            {
+                DeviceZoneScopedN("seq.O");
+                // O(I, :) = exp(gam_I) * (q_I h) + sum_{J <= I} P(I, J) Vnew(J, :)
+                for (uint32_t i = 0; i < nt; ++i) {
+                    for (uint32_t j0 = 0; j0 < block_tiles; j0 += kVectorDst) {
+                        const uint32_t n = min_u32(kVectorDst, block_tiles - j0);
+                        tile_regs_acquire();
+                        gdn::matmul_start(cb_q, cb_h);
+                        for (uint32_t kt = 0; kt < key_tiles; ++kt) {
+                            gdn::matmul_row(cb_q, cb_h, i * key_tiles + kt, kt * block_tiles + j0, 0, n);
+                        }
+                        gdn::transpose_in(cb_vec, gdn::gv::at(gdn::gv::kExpGam, i, nt), kVectorDst);
+                        sfpu_bcast_col_init();
+                        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_col(x, kVectorDst);
+                        gdn::matmul_start(cb_p, cb_vnew);
+                        for (uint32_t j = 0; j <= i; ++j) {
+                            gdn::matmul_row(cb_p, cb_vnew, tri(i, j), j * block_tiles + j0, 0, n);
+                        }
+                        gdn::pack_dst_push(cb_o, n);
+                    }
                 }
             }
-            cb_pop_front(cb_k, nt * key_tiles);
-
-            // h <- exp(gam_last) h + K^T (exp(gam_last - gam) Vnew), into the other half of cb_h.
-            cb_wait_front(cb_kt, key_tiles * nt);
-            cb_wait_front(cb_vscaled, chunk_tiles);
-            for (uint32_t kt = 0; kt < key_tiles; ++kt) {
-                for (uint32_t j0 = 0; j0 < block_tiles; j0 += kFactorDst) {
-                    const uint32_t n = min_u32(kFactorDst, block_tiles - j0);
-                    tile_regs_acquire();
-                    for (uint32_t j = 0; j < n; ++j) gdn::copy_in(cb_h, kt * block_tiles + j0 + j, j);
-                    scale_dst(factor_state_decay, n);
-                    gdn::matmul_start(cb_kt, cb_vscaled);
-                    for (uint32_t i = 0; i < nt; ++i) {
-                        gdn::matmul_row(cb_kt, cb_vscaled, kt * nt + i, i * block_tiles + j0, 0, n);
+            {
+                DeviceZoneScopedN("seq.h");
+                // h <- exp(last) h + K~^T Vnew, in 2 x 2 blocks, into the other half of cb_h.
+                const uint32_t decay_bits = read_tile_value(cb_vec, gdn::gv::at(gdn::gv::kLast, 0, nt), 0);
+                cb_reserve_back(cb_h, state_tiles);
+                for (uint32_t k0 = 0; k0 < key_tiles; k0 += 2) {
+                    const uint32_t rn = min_u32(2, key_tiles - k0);
+                    for (uint32_t j0 = 0; j0 < block_tiles; j0 += 2) {
+                        const uint32_t cn = min_u32(2, block_tiles - j0);
+                        tile_regs_acquire();
+                        for (uint32_t r = 0; r < rn; ++r) {
+                            for (uint32_t x = 0; x < cn; ++x) gdn::copy_in(cb_h, (k0 + r) * block_tiles + j0 + x, r * cn + x);
+                        }
+                        binop_with_scalar_tile_init();
+                        for (uint32_t x = 0; x < rn * cn; ++x) mul_unary_tile(x, decay_bits);
+                        gdn::matmul_start(cb_kt, cb_vnew);
+                        for (uint32_t i = 0; i < nt; ++i) {
+                            matmul_block(cb_kt, cb_vnew, k0 * nt + i, i * block_tiles + j0, 0, 0, cn, rn, nt);
+                        }
+                        pack_block_at(cb_h, rn, cn, k0, j0, block_tiles);
                     }
-                    gdn::pack_dst_push(cb_h, n);
                 }
+                cb_push_back(cb_h, state_tiles);
             }
             cb_pop_front(cb_h, state_tiles);  // the old state; the new one is now at the front
+            cb_pop_front(cb_kh, chunk_tiles);
             cb_pop_front(cb_vnew, chunk_tiles);
-            cb_pop_front(cb_vscaled, chunk_tiles);
             cb_pop_front(cb_kt, key_tiles * nt);
-            cb_pop_front(cb_factors, factor_tiles);
+            cb_pop_front(cb_k, nt * key_tiles);
+            cb_pop_front(cb_q, nt * key_tiles);
+            cb_pop_front(cb_v, chunk_tiles);
+            cb_pop_front(cb_vec, vec_tiles);
+            cb_pop_front(cb_p, ntri);
+            cb_pop_front(cb_t_beta, prep_tiles);
+#ifdef GDN_SCAN_FUSED
+            cb_pop_front(cb_neg_t_beta_exp, prep_tiles);
+#endif
 
             const bool checkpoint = next_checkpoint < num_checkpoints &&
                                     get_common_arg_val<uint32_t>(kFirstCheckpointArg + next_checkpoint) == c;

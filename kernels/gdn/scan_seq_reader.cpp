@@ -1,33 +1,34 @@
 // GDN sequential pass, reader: for each (value head, block of value columns) unit it loads the
-// initial state block once, then chunk by chunk the chunk's record and factor tiles written by the
-// preparation pass (scan_prep_compute.cpp) and the chunk's q and k tiles.
+// initial state block once, then chunk by chunk the chunk's record written by the preparation pass
+// (P, then T~ and -T^ interleaved; scan_prep_chunk.h), the chunk's q, k and v block tiles and the value
+// head's gate vectors (gate_vectors.h).
 //
 // Unit u: value head hv = u / blocks, column block b = u % blocks (blocks = VT / VBT); q/k head
-// hv / group. The record of (hv, chunk c), unit r = hv * chunks + c, starts at tile r * record_tiles:
-// P (nt(nt+1)/2 tiles), -W (nt x KT), U (nt x VT), of which only the block's VBT columns of U are read.
-// Its factor tiles start at tile r * factor_tiles: exp(gam) (nt), exp(gam_last - gam) (nt),
-// exp(gam_last) (1). q/k are token-major [T, channels] tensors; token tiles past their end are zero.
+// hv / group. The record of (hv, chunk c), unit r = hv * chunks + c, starts at tile r * record_tiles.
+// q/k/v are token-major [T, channels] tensors; token tiles past their end are zero.
 // The state tensor is [HV * K, V] fp32: head hv's block is tiles (hv * KT + kt, b * VBT + j).
 //
-// Compile-time args: TensorAccessorArgs of the record tensor at 0, then of the factor tensor, of the
-// state tensor, of the q/k tensors.
-// Common runtime args: 0 records address, 1 factors address, 2 initial state address, 3 q address,
-//   4 k address, 5 chunks, 6 tiles per chunk (nt), 7 key tiles (KT), 8 value tiles (VT), 9 value tiles
-//   per block (VBT), 10 tiles per record, 11 factor tiles per unit, 12 tokens T, 13 q/k tensor width in
-//   tiles, 14 q first column tile, 15 k first column tile, 16 value heads per q/k head.
+// Compile-time args: TensorAccessorArgs of the record tensor at 0, then of the state tensor, of the
+// q/k/v tensors (one format), of the gate-vector tensor.
+// Common runtime args: 0 records address, 1 gate-vector address, 2 initial state address, 3 q address,
+//   4 k address, 5 v address, 6 chunks, 7 tiles per chunk (nt), 8 key tiles (KT), 9 value tiles (VT),
+//   10 value tiles per block (VBT), 11 tiles per record, 12 tokens T, 13 q/k tensor width in tiles,
+//   14 q first column tile, 15 k first column tile, 16 value heads per q/k head, 17 v tensor width in
+//   tiles, 18 v first column tile, 19 gate-vector head tiles.
 // Runtime args: 0 first unit, 1 number of units.
-// CBs: c_0 -W, c_1 U block, c_2 q, c_3 P, c_4 k, c_5 factor tiles, c_6 initial state block.
+// CBs: c_0 T~ / -T^ pairs, c_2 q, c_3 P, c_4 k, c_5 gate vectors, c_6 initial state block, c_7 v block.
 #include "api/dataflow/dataflow_api.h"
+#include "gate_vectors.h"
 #include "gdn_dataflow.h"
 
 namespace {
-constexpr uint32_t cb_neg_w = tt::CBIndex::c_0;
-constexpr uint32_t cb_u = tt::CBIndex::c_1;
+constexpr uint32_t cb_t_pairs = tt::CBIndex::c_0;
 constexpr uint32_t cb_q = tt::CBIndex::c_2;
 constexpr uint32_t cb_p = tt::CBIndex::c_3;
 constexpr uint32_t cb_k = tt::CBIndex::c_4;
-constexpr uint32_t cb_factors = tt::CBIndex::c_5;
+constexpr uint32_t cb_vec = tt::CBIndex::c_5;
 constexpr uint32_t cb_state_in = tt::CBIndex::c_6;
+constexpr uint32_t cb_v = tt::CBIndex::c_7;
 
 // rows x cols tiles, row r starting at first + r * row_stride, into cb (row-major).
 template <typename Accessor>
@@ -44,7 +45,7 @@ void read_grid(uint32_t cb, const Accessor& tensor, uint32_t first, uint32_t row
     cb_push_back(cb, rows * cols);
 }
 
-// The chunk's token tiles of one q/k head (nt x KT), zero past the tensor's end.
+// The chunk's token tiles of one head (nt x width), zero past the tensor's end.
 template <typename Accessor>
 void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_tile, uint32_t nt,
                      uint32_t token_tiles, uint32_t row_tiles, uint32_t col0, uint32_t width) {
@@ -69,40 +70,43 @@ void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_t
 
 void kernel_main() {
     const uint32_t records_addr = get_common_arg_val<uint32_t>(0);
-    const uint32_t factors_addr = get_common_arg_val<uint32_t>(1);
+    const uint32_t gv_addr = get_common_arg_val<uint32_t>(1);
     const uint32_t state_addr = get_common_arg_val<uint32_t>(2);
     const uint32_t q_addr = get_common_arg_val<uint32_t>(3);
     const uint32_t k_addr = get_common_arg_val<uint32_t>(4);
-    const uint32_t num_chunks = get_common_arg_val<uint32_t>(5);
-    const uint32_t nt = get_common_arg_val<uint32_t>(6);
-    const uint32_t key_tiles = get_common_arg_val<uint32_t>(7);
-    const uint32_t value_tiles = get_common_arg_val<uint32_t>(8);
-    const uint32_t block_tiles = get_common_arg_val<uint32_t>(9);
-    const uint32_t record_tiles = get_common_arg_val<uint32_t>(10);
-    const uint32_t factor_tiles = get_common_arg_val<uint32_t>(11);
+    const uint32_t v_addr = get_common_arg_val<uint32_t>(5);
+    const uint32_t num_chunks = get_common_arg_val<uint32_t>(6);
+    const uint32_t nt = get_common_arg_val<uint32_t>(7);
+    const uint32_t key_tiles = get_common_arg_val<uint32_t>(8);
+    const uint32_t value_tiles = get_common_arg_val<uint32_t>(9);
+    const uint32_t block_tiles = get_common_arg_val<uint32_t>(10);
+    const uint32_t record_tiles = get_common_arg_val<uint32_t>(11);
     const uint32_t tokens = get_common_arg_val<uint32_t>(12);
     const uint32_t qk_row_tiles = get_common_arg_val<uint32_t>(13);
     const uint32_t q_col0 = get_common_arg_val<uint32_t>(14);
     const uint32_t k_col0 = get_common_arg_val<uint32_t>(15);
     const uint32_t group = get_common_arg_val<uint32_t>(16);
+    const uint32_t v_row_tiles = get_common_arg_val<uint32_t>(17);
+    const uint32_t v_col0 = get_common_arg_val<uint32_t>(18);
+    const uint32_t gv_head_tiles = get_common_arg_val<uint32_t>(19);
     const uint32_t first_unit = get_arg_val<uint32_t>(0);
     const uint32_t num_units = get_arg_val<uint32_t>(1);
 
     constexpr auto record_args = TensorAccessorArgs<0>();
-    constexpr auto factor_args = TensorAccessorArgs<record_args.next_compile_time_args_offset()>();
-    constexpr auto state_args = TensorAccessorArgs<factor_args.next_compile_time_args_offset()>();
-    constexpr auto qk_args = TensorAccessorArgs<state_args.next_compile_time_args_offset()>();
-    const auto records = TensorAccessor(record_args, records_addr, get_tile_size(cb_neg_w));
-    const auto factors = TensorAccessor(factor_args, factors_addr, get_tile_size(cb_factors));
+    constexpr auto state_args = TensorAccessorArgs<record_args.next_compile_time_args_offset()>();
+    constexpr auto qkv_args = TensorAccessorArgs<state_args.next_compile_time_args_offset()>();
+    constexpr auto gv_args = TensorAccessorArgs<qkv_args.next_compile_time_args_offset()>();
+    const auto records = TensorAccessor(record_args, records_addr, get_tile_size(cb_p));
     const auto state = TensorAccessor(state_args, state_addr, get_tile_size(cb_state_in));
-    const auto q = TensorAccessor(qk_args, q_addr, get_tile_size(cb_q));
-    const auto k = TensorAccessor(qk_args, k_addr, get_tile_size(cb_k));
-
+    const auto q = TensorAccessor(qkv_args, q_addr, get_tile_size(cb_q));
+    const auto k = TensorAccessor(qkv_args, k_addr, get_tile_size(cb_k));
+    const auto v = TensorAccessor(qkv_args, v_addr, get_tile_size(cb_v));
+    const auto gv = TensorAccessor(gv_args, gv_addr, get_tile_size(cb_vec));
     const uint32_t ntri = nt * (nt + 1) / 2;
-    const uint32_t off_neg_w = ntri;
-    const uint32_t off_u = off_neg_w + nt * key_tiles;
     const uint32_t blocks = value_tiles / block_tiles;
     const uint32_t token_tiles = (tokens + gdn::kTileDim - 1) / gdn::kTileDim;
+    const uint32_t kinds = gdn::gv::kinds(nt);
+    gdn::zero_cb_pages(cb_vec, 2 * kinds * nt);
 
     for (uint32_t u = first_unit; u < first_unit + num_units; ++u) {
         const uint32_t hv = u / blocks;
@@ -110,14 +114,15 @@ void kernel_main() {
         const uint32_t col0 = (u % blocks) * block_tiles;
         read_grid(cb_state_in, state, hv * key_tiles * value_tiles + col0, key_tiles, block_tiles, value_tiles);
         for (uint32_t c = 0; c < num_chunks; ++c) {
-            const uint32_t r = hv * num_chunks + c;
-            const uint32_t rec = r * record_tiles;
-            read_grid(cb_neg_w, records, rec + off_neg_w, 1, nt * key_tiles, 0);
-            read_grid(cb_u, records, rec + off_u + col0, nt, block_tiles, value_tiles);
-            read_grid(cb_factors, factors, r * factor_tiles, 1, factor_tiles, 0);
-            read_head_block(cb_q, q, c * nt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
+            const uint32_t rec = (hv * num_chunks + c) * record_tiles;
+            const uint32_t first_tt = c * nt;
             read_grid(cb_p, records, rec, 1, ntri, 0);
-            read_head_block(cb_k, k, c * nt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
+            read_grid(cb_t_pairs, records, rec + ntri, 1, 2 * ntri, 0);
+            read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
+            read_head_block(cb_q, q, first_tt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
+            read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles + col0,
+                            block_tiles);
+            gdn::read_gate_vectors(cb_vec, gv, hv, first_tt, nt, kinds, gv_head_tiles, token_tiles);
         }
     }
 }

@@ -85,6 +85,8 @@ py::dict result_to_dict(const RunResult& r) {
     k["fpu_flops"] = r.counters.fpu_flops;
     k["fpu_busy_cycles"] = r.counters.fpu_busy_cycles;
     k["sfpu_busy_cycles"] = r.counters.sfpu_busy_cycles;
+    k["unpack_busy_cycles"] = r.counters.unpack_busy_cycles;
+    k["pack_busy_cycles"] = r.counters.pack_busy_cycles;
     k["dram_read_bytes"] = r.counters.dram_read_bytes;
     k["dram_write_bytes"] = r.counters.dram_write_bytes;
     k["noc_bytes"] = r.counters.noc_bytes;
@@ -92,6 +94,18 @@ py::dict result_to_dict(const RunResult& r) {
     k["context_switches"] = r.counters.context_switches;
     k["dram_busy_cycles"] = r.counters.dram_busy_cycles;
     out["counters"] = k;
+    py::dict zones;
+    for (const auto& [name, z] : r.zones) {
+        py::dict zd;
+        zd["entries"] = z.entries;
+        zd["elapsed"] = z.elapsed;
+        zd["unpack"] = z.unpack;
+        zd["math"] = z.math;
+        zd["pack"] = z.pack;
+        zd["busy"] = z.busy;
+        zones[py::str(name)] = zd;
+    }
+    out["zones"] = zones;
     py::list trace;
     for (const auto& t : r.trace) trace.append(py::make_tuple(t.core_x, t.core_y, t.role, t.name, t.start, t.end));
     out["trace"] = trace;

@@ -120,6 +120,8 @@ void Scheduler::charge_unpack(ComputeState& cs, int cb, int tiles) {
     // the next unpack may start once math has started on the previous operands.
     cs.t_unpack = std::max(cs.t_unpack, cs.last_math_start) + cycles;
     f.busy += cycles;
+    cs.unpack_busy += cycles;
+    counters_.unpack_busy_cycles += cycles;
 }
 
 void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
@@ -128,6 +130,7 @@ void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
     uint64_t start = std::max(cs.t_math, cs.t_unpack);
     cs.last_math_start = start;
     cs.t_math = start + cycles;
+    cs.math_busy += cycles;
     trace_span(start, cs.t_math, f.call);
     if (fpu)
         counters_.fpu_busy_cycles += cycles;
@@ -407,6 +410,12 @@ SfpuOp init_family(SfpuOp op) {
         case SfpuOp::MulScalar:
         case SfpuOp::DivScalar:
         case SfpuOp::RsubScalar: return SfpuOp::MulScalar;
+        case SfpuOp::BcastColAdd:
+        case SfpuOp::BcastColSub:
+        case SfpuOp::BcastColMul: return SfpuOp::BcastColMul;
+        case SfpuOp::BcastRowAdd:
+        case SfpuOp::BcastRowSub:
+        case SfpuOp::BcastRowMul: return SfpuOp::BcastRowMul;
         default: return op;
     }
 }
@@ -488,17 +497,34 @@ void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
     require_dst_index(dst_a, what);
     require_dst_index(dst_b, what);
     require_dst_index(dst_out, what);
-    if (!cs.sfpu_op || *cs.sfpu_op != op) {
-        raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init");
+    if (!cs.sfpu_op || init_family(*cs.sfpu_op) != init_family(op)) {
+        raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init (for a broadcast op: "
+              "sfpu_bcast_col_init / sfpu_bcast_row_init)");
+    }
+    if (init_family(op) == SfpuOp::BcastColMul || init_family(op) == SfpuOp::BcastRowMul) {
+        if (!me().spec->fp32_dest) raise("sfpu_*_bcast_col/row need fp32 DST: set fp32_dest_acc_en in the compute config");
     }
     cs.cumsum_carry_valid = false;
     if (!program_->timing_only) {
         auto& a = cs.dst[dst_a];
         auto& b = cs.dst[dst_b];
         auto& o = cs.dst[dst_out];
+        // Broadcast forms read only column 0 (col) or row 0 (row) of the second tile.
+        const bool bcast_col = op == SfpuOp::BcastColAdd || op == SfpuOp::BcastColSub || op == SfpuOp::BcastColMul;
+        const bool bcast_row = op == SfpuOp::BcastRowAdd || op == SfpuOp::BcastRowSub || op == SfpuOp::BcastRowMul;
+        std::array<float, TILE_ELEMS> vec{};
+        if (bcast_col || bcast_row) {
+            for (int i = 0; i < TILE_ELEMS; ++i) vec[i] = bcast_col ? b[(i / TILE_DIM) * TILE_DIM] : b[i % TILE_DIM];
+        }
         for (int i = 0; i < TILE_ELEMS; ++i) {
-            float x = a[i], y = b[i], r;
+            float x = a[i], y = (bcast_col || bcast_row) ? vec[i] : b[i], r;
             switch (op) {
+                case SfpuOp::BcastColAdd:
+                case SfpuOp::BcastRowAdd: r = x + y; break;
+                case SfpuOp::BcastColSub:
+                case SfpuOp::BcastRowSub: r = x - y; break;
+                case SfpuOp::BcastColMul:
+                case SfpuOp::BcastRowMul: r = x * y; break;
                 case SfpuOp::Max: r = std::max(x, y); break;
                 case SfpuOp::Min: r = std::min(x, y); break;
                 case SfpuOp::AddBinary: r = x + y; break;
@@ -552,7 +578,32 @@ void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
     uint64_t cycles = (tile_bytes(c.format) + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle;
     cs.t_pack += cycles;
     me().busy += cycles;
+    cs.pack_busy += cycles;
+    counters_.pack_busy_cycles += cycles;
     me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
+}
+
+void Scheduler::zone_begin(const char* name) {
+    Fiber& f = me();
+    const ComputeState* cs = f.compute.get();
+    f.zones.push_back({name, f.clock, cs ? cs->unpack_busy : 0, cs ? cs->math_busy : 0, cs ? cs->pack_busy : 0, f.busy});
+}
+
+void Scheduler::zone_end() {
+    Fiber& f = me();
+    if (f.zones.empty()) raise("profiler zone closed that was never opened");
+    const Fiber::ZoneMark m = f.zones.back();
+    f.zones.pop_back();
+    const ComputeState* cs = f.compute.get();
+    ZoneTotals& z = zone_totals_[m.name];
+    ++z.entries;
+    z.elapsed += f.clock - m.clock;
+    if (cs) {
+        z.unpack += cs->unpack_busy - m.unpack;
+        z.math += cs->math_busy - m.math;
+        z.pack += cs->pack_busy - m.pack;
+    }
+    z.busy += f.busy - m.busy;
 }
 
 void Scheduler::pack_l1_acc(bool enable) {

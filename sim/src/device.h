@@ -95,6 +95,10 @@ struct Counters {
     uint64_t fpu_flops = 0;         // useful FLOPs on the matrix unit (2 per multiply-add)
     uint64_t fpu_busy_cycles = 0;
     uint64_t sfpu_busy_cycles = 0;
+    // Unpacker (TRISC0) and packer (TRISC2) busy cycles, summed over cores: with the math figures
+    // above they show which of the three compute pipelines bounds a kernel.
+    uint64_t unpack_busy_cycles = 0;
+    uint64_t pack_busy_cycles = 0;
     uint64_t dram_read_bytes = 0;
     uint64_t dram_write_bytes = 0;
     uint64_t noc_bytes = 0;
@@ -109,8 +113,19 @@ struct TraceSpan {
     uint64_t start, end;
 };
 
+// What one profiler zone (DeviceZoneScopedN) accumulated over all its entries on all cores: how often
+// it ran, the cycles its fibers' clocks advanced inside it, and the busy cycles of each compute
+// pipeline (zero for data-movement kernels) and of the RISC-V (data movement) inside it.
+struct ZoneTotals {
+    uint64_t entries = 0;
+    uint64_t elapsed = 0;
+    uint64_t unpack = 0, math = 0, pack = 0;
+    uint64_t busy = 0;
+};
+
 struct RunResult {
     uint64_t cycles = 0;
+    std::map<std::string, ZoneTotals> zones;
     std::vector<CoreStats> cores;
     Counters counters;
     std::vector<TraceSpan> trace;

@@ -98,6 +98,7 @@ void Scheduler::setup(const ProgramSpec& program) {
         for (auto& l : p) l.reset(timing::kNocLinkBytesPerCycle);
     dram_busy_cycles_ = 0;
     trace_.clear();
+    zone_totals_.clear();
     for (Core& c : cores_) {
         c.active = false;
         c.cbs = {};
@@ -195,6 +196,7 @@ RunResult Scheduler::run(const ProgramSpec& program) {
     RunResult r;
     counters_.dram_busy_cycles = dram_busy_cycles_;
     r.counters = counters_;
+    r.zones = zone_totals_;
     for (const TraceEvent& e : trace_) r.trace.push_back({e.core_x, e.core_y, e.role, e.name, e.start, e.end});
     std::map<CoreXY, CoreStats> per_core;
     for (auto& f : fibers_) {

@@ -86,6 +86,7 @@ struct ComputeState {
     std::array<std::array<float, TILE_ELEMS>, 16> dst{};
     enum class Dst { Free, Acquired, Committed, Waited } dst_state = Dst::Free;
     uint64_t t_unpack = 0, t_math = 0, t_pack = 0;
+    uint64_t unpack_busy = 0, math_busy = 0, pack_busy = 0;  // for profiler zones
     uint64_t last_math_start = 0;
     uint64_t commit_time = 0;
     std::array<uint64_t, 2> release_time{};
@@ -119,6 +120,12 @@ struct Fiber {
     const std::vector<uint32_t>* args = nullptr;
     std::unique_ptr<ComputeState> compute;
     const char* call = "";
+    // Open profiler zones, innermost last: the name and the fiber's clock and busy figures at entry.
+    struct ZoneMark {
+        const char* name;
+        uint64_t clock, unpack, math, pack, busy;
+    };
+    std::vector<ZoneMark> zones;
 };
 
 class Scheduler final : public KernelApi {
@@ -180,6 +187,8 @@ public:
     void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) override;
     void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
     void pack_l1_acc(bool enable) override;
+    void zone_begin(const char* name) override;
+    void zone_end() override;
     void fail(const char* call, const char* message) override;
 
     static void fiber_trampoline(unsigned lo, unsigned hi);
@@ -234,6 +243,7 @@ private:
     std::array<std::array<BandwidthLedger, 2>, kGridX * kGridY> port_ledger_;
     uint64_t dram_busy_cycles_ = 0;
     std::vector<TraceEvent> trace_;
+    std::map<std::string, ZoneTotals> zone_totals_;
 };
 
 }  // namespace ttsim

@@ -24,6 +24,8 @@
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
 #include "api/compute/binary_max_min.h"
 #include "api/compute/eltwise_binary_sfpu.h"
+#include "api/compute/sfpu_binary_bcast.h"
+#include "api/debug/kernel_profiler.hpp"
 
 void kernel_main() {
     constexpr uint32_t cb_a = tt::CBIndex::c_0;
@@ -36,6 +38,7 @@ void kernel_main() {
     if (resident_b) cb_wait_front(cb_b, resident_b);
 
     for (uint32_t t = 0; t < count; ++t) {
+        DeviceZoneScopedN("tile");  // the simulator's per-zone pipeline figures (tests/test_sim_api.py)
         cb_wait_front(cb_a, 1);
 #if defined(OP_BINARY) || defined(OP_MATMUL) || defined(OP_SFPU_BINARY) || defined(OP_PACK_L1_ACC)
         if (!resident_b) cb_wait_front(cb_b, 1);

@@ -51,6 +51,9 @@ class RunReport:
     jit_compiled: int = 0
     jit_cached: int = 0
     trace: list = field(default_factory=list)  # (core x, core y, role, name, start cycle, end cycle)
+    # Profiler zones (DeviceZoneScopedN in a kernel), summed over cores: name -> entries, elapsed, and the
+    # busy cycles of the unpack / math / pack pipelines and of data-movement RISC-Vs inside the zone.
+    zones: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -157,7 +160,8 @@ class SimDevice:
             raise SimError(str(e)) from None
         wall = time.perf_counter() - t0
         report = RunReport(program.name, result["cycles"], wall, result["cores"], result["counters"],
-                           jit.STATS.compiled - before[0], jit.STATS.cached - before[1], trace=result["trace"])
+                           jit.STATS.compiled - before[0], jit.STATS.cached - before[1], trace=result["trace"],
+                           zones=result["zones"])
         logger.debug("{}: {} modeled cycles, {:.3f} s wall", program.name, report.cycles, wall)
         self.last_report = report
         return report

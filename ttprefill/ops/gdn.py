@@ -112,11 +112,13 @@ SUPPORTED_CHUNKS = (32, 64, 128)
 CONV_WIDTH = 4
 EPS = 1e-6
 # Constant tiles of the scan preparation (kernels/gdn/scan_prep_consts.h: kNumConsts).
-PREP_CONST_TILES = 8
+PREP_CONST_TILES = 9
 # Diagonal tiles of T inverted side by side (kernels/gdn/scan_prep_chunk.h: kInverseLanes).
 INVERSE_LANES = 2
 # DST tiles per acquire with fp32 accumulation.
 DST_TILES = 4
+# Gate-vector quantities without the per-tile-boundary ones (kernels/gdn/gate_vectors.h: kFromTileEnd).
+GATE_VECTOR_KINDS_BASE = 7
 
 BF16 = DataFormat.Float16_b
 FP32 = DataFormat.Float32
@@ -127,6 +129,12 @@ FP32 = DataFormat.Float32
 # HiFi2 would drop the low slice of the fp32 sums of squares (in0 of the row-sum matmul). The gain is
 # small (~0.1% modeled): the conv's shift matmuls wait on the unpacker, and SiLU bounds both programs.
 CONV_NORM_FIDELITY = MathFidelity.HiFi3
+# Fidelity of the scan's matmuls: HiFi4, every bit of the TF32 operands. HiFi3 would be ~5% faster
+# (modeled, 27B shape) but drops the product of the operands' low slices, a relative error ~2^-12 per
+# product even for bf16 q and k (in1's low slice holds bf16's last three mantissa bits), which shows
+# in P at 1e-4 and pushes the conditioning limits of the module docstring down (C = 32 fails rel RMS
+# 0.01 at beta |k|^2 = 1.69 on the state).
+SCAN_FIDELITY = MathFidelity.HiFi4
 
 
 class GdnShapeError(ValueError):
@@ -200,14 +208,23 @@ class ScanShape:
 
     @property
     def record_tiles(self) -> int:
-        """Tiles of one chunk record: P, -W, U (scan_prep_compute.cpp)."""
-        nt = self.chunk_tiles
-        return self.tri_tiles + nt * self.key_tiles + nt * self.value_tiles
+        """Tiles of one chunk record: P, then T~ and -T^ interleaved (kernels/gdn/scan_prep_chunk.h)."""
+        return 3 * self.tri_tiles
 
     @property
-    def factor_tiles(self) -> int:
-        """fp32 factor tiles per (value head, chunk): exp(gam), exp(gam_last - gam), exp(gam_last)."""
-        return 2 * self.chunk_tiles + 1
+    def gate_kinds(self) -> int:
+        """Gate-vector quantities per token tile (kernels/gdn/gate_vectors.h: kinds(nt))."""
+        return GATE_VECTOR_KINDS_BASE + self.chunk_tiles - 1
+
+    @property
+    def vector_tiles(self) -> int:
+        """Vector tiles of one (value head, chunk) in L1: every quantity for every token tile."""
+        return self.gate_kinds * self.chunk_tiles
+
+    @property
+    def head_tiles(self) -> int:
+        """Tiles of 32 value heads."""
+        return -(-self.v_heads // TILE)
 
 
 def core_list(count: int) -> list[CoreCoord]:
@@ -230,15 +247,15 @@ def split_units(units: int, max_cores: int = MAX_CORES) -> list[tuple[CoreCoord,
 
 
 # Rough per-chunk costs for choosing the sequential pass's value block (cycles; WORMHOLE.md rates):
-# compute per value tile ~ 3 matmul passes over the key tiles at HiFi4 with fp32 unpacks, and DRAM
-# at the chip's 288 B/cycle shared by all cores.
+# compute per value tile ~ 3 matmul passes over the key tiles with fp32 unpacks, and DRAM at the
+# chip's 288 B/cycle shared by all cores.
 _SEQ_CYCLES_PER_VALUE_TILE_AND_KEY_TILE = 3 * 2 * 128
 _DRAM_BYTES_PER_CYCLE = 288.0
 
 
 def default_value_block(shape: ScanShape, max_cores: int = MAX_CORES, record_format: DataFormat = FP32) -> int:
     """Value tiles per sequential unit. Narrow blocks spread a few heads over many cores; every block
-    re-reads its head's -W, P, q and k each chunk, so wide blocks save DRAM traffic. Pick the block
+    re-reads its head's record, q and k each chunk, so wide blocks save DRAM traffic. Pick the block
     whose modeled time per chunk, max(busiest core's compute, everyone's DRAM traffic), is smallest;
     ties go to the wider block."""
     s, vt, nt, kt = shape, shape.value_tiles, shape.chunk_tiles, shape.key_tiles
@@ -246,8 +263,8 @@ def default_value_block(shape: ScanShape, max_cores: int = MAX_CORES, record_for
     for block in sorted((b for b in range(1, vt + 1) if vt % b == 0), reverse=True):
         units = s.v_heads * (vt // block)
         compute = -(-units // max_cores) * block * nt * kt * _SEQ_CYCLES_PER_VALUE_TILE_AND_KEY_TILE
-        per_unit = ((s.tri_tiles + nt * kt + nt * block) * record_format.tile_bytes
-                    + s.factor_tiles * FP32.tile_bytes + 2 * nt * kt * BF16.tile_bytes)
+        per_unit = (s.record_tiles * record_format.tile_bytes + (2 * nt * kt + nt * block) * BF16.tile_bytes
+                    + s.vector_tiles * 2 * 64)
         cost = max(compute, units * per_unit / _DRAM_BYTES_PER_CYCLE)
         if best_cost is None or cost < best_cost:
             best, best_cost = block, cost
@@ -281,163 +298,9 @@ class HeadColumns:
     first_col_tile: int = 0
 
 
-def scan_prep_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns,
-                      g: DeviceTensor, beta: DeviceTensor, records: DeviceTensor, factors: DeviceTensor, *,
-                      fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES) -> Program:
-    """The per-(value head, chunk) preparation: chunk records and factor tiles (see module docstring)."""
-    s = shape
-    nt, kt, vt = s.chunk_tiles, s.key_tiles, s.value_tiles
-    for name, cols, width in (("q", q, s.qk_heads * kt), ("k", k, s.qk_heads * kt), ("v", v, s.v_heads * vt)):
-        t = cols.tensor
-        if t.data_format != q.tensor.data_format:
-            raise GdnShapeError(f"q, k and v must share one data format; {name} is {t.data_format.name}")
-        _check_tensor(name, t, s.tokens, 1)
-        if cols.first_col_tile + width > t.tiles_w:
-            raise GdnShapeError(f"{name} heads need column tiles [{cols.first_col_tile}, "
-                                f"{cols.first_col_tile + width}) "
-                                f"but the tensor has {t.tiles_w}")
-    for name, t in (("g", g), ("beta", beta)):
-        _check_tensor(name, t, s.tokens, s.v_heads, FP32)
-    units = s.v_heads * s.num_chunks
-    if records.num_pages < units * s.record_tiles or factors.num_pages < units * s.factor_tiles:
-        raise GdnShapeError("the chunk-record or factor tensor is too small for this shape (use allocate_scan_scratch)")
-    _check_tensor("factor", factors, factors.shape[0], TILE, FP32)
-    plan = split_units(units, max_cores)
-    cores = _cores_of(plan)
-    qkv_fmt, rec_fmt = q.tensor.data_format, records.data_format
-    cbs = [
-        CircularBuffer(0, qkv_fmt, qkv_fmt.tile_bytes, 2 * nt * kt, cores),          # k
-        CircularBuffer(1, qkv_fmt, qkv_fmt.tile_bytes, 2 * nt * kt, cores),          # q
-        CircularBuffer(2, qkv_fmt, qkv_fmt.tile_bytes, 2 * nt * vt, cores),          # v
-        CircularBuffer(3, FP32, FP32.tile_bytes, 2 * (nt + 1), cores),               # g broadcast + zero tile
-        CircularBuffer(4, FP32, FP32.tile_bytes, 2 * nt, cores),                     # beta broadcast
-        CircularBuffer(5, BF16, BF16.tile_bytes, PREP_CONST_TILES, cores),           # constants
-        CircularBuffer(6, FP32, FP32.tile_bytes, 1, cores),                          # reader scratch
-        CircularBuffer(7, FP32, FP32.tile_bytes, 2 * INVERSE_LANES, cores),          # inverse running blocks
-        CircularBuffer(8, FP32, FP32.tile_bytes, INVERSE_LANES, cores),              # masked A tiles
-        CircularBuffer(9, FP32, FP32.tile_bytes, INVERSE_LANES, cores),              # product tiles
-        CircularBuffer(10, FP32, FP32.tile_bytes, nt, cores),                        # row factors
-        CircularBuffer(16, rec_fmt, rec_fmt.tile_bytes, 8, cores),                   # record out
-        CircularBuffer(17, FP32, FP32.tile_bytes, s.factor_tiles, cores),            # factors out (a chunk's)
-        CircularBuffer(24, FP32, FP32.tile_bytes, nt, cores),                        # gam
-        CircularBuffer(25, FP32, FP32.tile_bytes, nt, cores),                        # gam transposed
-        CircularBuffer(26, FP32, FP32.tile_bytes, 1, cores),                         # gam_last
-        CircularBuffer(27, FP32, FP32.tile_bytes, s.tri_tiles, cores),               # decay
-        CircularBuffer(28, FP32, FP32.tile_bytes, s.tri_tiles, cores),               # A
-        CircularBuffer(29, FP32, FP32.tile_bytes, s.tri_tiles, cores),               # T
-        CircularBuffer(30, FP32, FP32.tile_bytes, nt * (kt + vt), cores),            # right-hand sides
-    ]
-    reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, cores,
-                    q.tensor.accessor_args() + g.accessor_args(),
-                    common_runtime_args=[q.tensor.address, k.tensor.address, v.tensor.address, g.address,
-                                         beta.address, s.tokens, s.num_chunks, nt, kt, vt, s.group,
-                                         q.tensor.tiles_w, q.first_col_tile, k.first_col_tile,
-                                         v.tensor.tiles_w, v.first_col_tile, g.tiles_w])
-    compute = Kernel(GDN_KERNELS / "scan_prep_compute.cpp", Role.COMPUTE, cores,
-                     common_runtime_args=[nt, kt, vt],
-                     compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
-    writer = Kernel(GDN_KERNELS / "scan_prep_writer.cpp", Role.RISCV_0, cores,
-                    records.accessor_args() + factors.accessor_args(),
-                    common_runtime_args=[records.address, factors.address, s.record_tiles, s.factor_tiles])
-    for core, first, count in plan:
-        reader.runtime_args[core] = [first, count]
-        compute.runtime_args[core] = [count]
-        writer.runtime_args[core] = [first, count]
-    program = Program([reader, compute, writer], cbs,
-                      inputs={"q": q.tensor, "k": k.tensor, "v": v.tensor, "g": g, "beta": beta},
-                      outputs={"records": records, "factors": factors},
-                      name=f"gdn_scan_prep_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
-    _validate_l1(program, f"chunk {s.chunk}", "lower the chunk to 64 or 32")
-    return program
-
-
-def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, factors: DeviceTensor, q: HeadColumns,
-                     k: HeadColumns, initial_state: DeviceTensor, out: HeadColumns, final_state: DeviceTensor,
-                     checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *, block_tiles: int | None = None,
-                     fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES) -> Program:
-    """The sequential pass over chunks per (value head, value block): outputs, checkpoints, final state."""
-    s = shape
-    nt, kt, vt = s.chunk_tiles, s.key_tiles, s.value_tiles
-    block = block_tiles or default_value_block(s, max_cores, records.data_format)
-    if vt % block:
-        raise GdnShapeError(f"value block of {block} tiles does not divide the {vt} value tiles of a head")
-    for name, t in (("initial state", initial_state), ("final state", final_state)):
-        _check_tensor(name, t, s.v_heads * s.key_dim, s.value_dim, FP32)
-    for name, cols in (("q", q), ("k", k)):
-        _check_tensor(name, cols.tensor, s.tokens, 1)
-        if cols.tensor.data_format != q.tensor.data_format:
-            raise GdnShapeError(f"q and k must share one data format; {name} is {cols.tensor.data_format.name}")
-        if cols.first_col_tile + s.qk_heads * kt > cols.tensor.tiles_w:
-            raise GdnShapeError(f"{name} tensor {cols.tensor.shape} has no room for {s.qk_heads} heads of {s.key_dim}")
-    if len(checkpoint_chunks) and checkpoint_states.num_pages < len(checkpoint_chunks) * s.v_heads * kt * vt:
-        raise GdnShapeError("the checkpoint tensor is too small for the requested checkpoints")
-    in_range = all(0 <= c < s.num_chunks for c in checkpoint_chunks)
-    if list(checkpoint_chunks) != sorted(set(checkpoint_chunks)) or not in_range:
-        raise GdnCheckpointError(f"checkpoint chunk indices {checkpoint_chunks} must be ascending, distinct and in "
-                                 f"[0, {s.num_chunks})")
-    _check_tensor("output", out.tensor, s.tokens, 1)
-    if out.first_col_tile + s.v_heads * vt > out.tensor.tiles_w:
-        raise GdnShapeError(f"the output tensor {out.tensor.shape} has no room for {s.v_heads} value heads")
-    units = s.v_heads * (vt // block)
-    plan = split_units(units, max_cores)
-    cores = _cores_of(plan)
-    rec_fmt, qk_fmt = records.data_format, q.tensor.data_format
-    cbs = [
-        CircularBuffer(0, rec_fmt, rec_fmt.tile_bytes, 2 * nt * kt, cores),          # -W
-        CircularBuffer(1, rec_fmt, rec_fmt.tile_bytes, 2 * nt * block, cores),       # U block
-        CircularBuffer(2, qk_fmt, qk_fmt.tile_bytes, 2 * nt * kt, cores),            # q
-        CircularBuffer(3, rec_fmt, rec_fmt.tile_bytes, 2 * s.tri_tiles, cores),      # P
-        CircularBuffer(4, qk_fmt, qk_fmt.tile_bytes, 2 * nt * kt, cores),            # k
-        CircularBuffer(5, FP32, FP32.tile_bytes, 2 * s.factor_tiles, cores),         # factors
-        CircularBuffer(6, FP32, FP32.tile_bytes, kt * block, cores),                 # initial state block
-        CircularBuffer(16, out.tensor.data_format, out.tensor.data_format.tile_bytes, 8, cores),  # O
-        CircularBuffer(17, FP32, FP32.tile_bytes, DST_TILES, cores),                 # state out
-        CircularBuffer(24, FP32, FP32.tile_bytes, 2 * kt * block, cores),            # state h
-        CircularBuffer(25, FP32, FP32.tile_bytes, nt * block, cores),                # Vnew
-        CircularBuffer(26, FP32, FP32.tile_bytes, nt * block, cores),                # scaled Vnew
-        CircularBuffer(27, qk_fmt, qk_fmt.tile_bytes, kt * nt, cores),               # K^T
-    ]
-    ck = [int(c) for c in checkpoint_chunks]
-    reader = Kernel(GDN_KERNELS / "scan_seq_reader.cpp", Role.RISCV_1, cores,
-                    records.accessor_args() + factors.accessor_args() + initial_state.accessor_args()
-                    + q.tensor.accessor_args(),
-                    common_runtime_args=[records.address, factors.address, initial_state.address, q.tensor.address,
-                                         k.tensor.address, s.num_chunks, nt, kt, vt, block, s.record_tiles,
-                                         s.factor_tiles, s.tokens, q.tensor.tiles_w, q.first_col_tile,
-                                         k.first_col_tile, s.group])
-    compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores,
-                     common_runtime_args=[nt, kt, block, s.num_chunks, len(ck), *ck],
-                     compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
-    writer = Kernel(GDN_KERNELS / "scan_seq_writer.cpp", Role.RISCV_0, cores,
-                    out.tensor.accessor_args() + final_state.accessor_args(),
-                    common_runtime_args=[out.tensor.address, final_state.address, checkpoint_states.address,
-                                         s.num_chunks, nt, kt, vt, block, s.v_heads, out.tensor.tiles_h,
-                                         out.tensor.tiles_w, out.first_col_tile, len(ck), *ck])
-    for core, first, count in plan:
-        reader.runtime_args[core] = [first, count]
-        compute.runtime_args[core] = [count]
-        writer.runtime_args[core] = [first, count]
-    program = Program([reader, compute, writer], cbs,
-                      inputs={"records": records, "factors": factors, "q": q.tensor, "k": k.tensor,
-                              "initial_state": initial_state},
-                      outputs={"out": out.tensor, "final_state": final_state, "checkpoints": checkpoint_states},
-                      name=f"gdn_scan_seq_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
-    _validate_l1(program, f"chunk {s.chunk}", "lower the chunk to 64 or 32, or the value block")
-    return program
-
-
-def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns, g: DeviceTensor,
-                       beta: DeviceTensor, initial_state: DeviceTensor, out: HeadColumns, final_state: DeviceTensor,
-                       checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
-                       fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES) -> Program:
-    """The whole scan in one program, one value head per core: each chunk's preparation (P, -W, U and
-    the factors) is formed in L1 right before the sequential step that consumes it, so the chunk
-    records never make the DRAM round trip of the two-program form. The kernels are the two programs'
-    own (scan_prep_reader.cpp and scan_seq_compute.cpp built with GDN_SCAN_FUSED, scan_seq_writer.cpp
-    with the block equal to the head)."""
-    s = shape
-    nt, kt, vt = s.chunk_tiles, s.key_tiles, s.value_tiles
-    for name, cols, width in (("q", q, s.qk_heads * kt), ("k", k, s.qk_heads * kt), ("v", v, s.v_heads * vt)):
+def _check_qkv(s: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns) -> None:
+    for name, cols, width in (("q", q, s.qk_heads * s.key_tiles), ("k", k, s.qk_heads * s.key_tiles),
+                              ("v", v, s.v_heads * s.value_tiles)):
         t = cols.tensor
         if t.data_format != q.tensor.data_format:
             raise GdnShapeError(f"q, k and v must share one data format; {name} is {t.data_format.name}")
@@ -445,19 +308,197 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
         if cols.first_col_tile + width > t.tiles_w:
             raise GdnShapeError(f"{name} heads need column tiles [{cols.first_col_tile}, "
                                 f"{cols.first_col_tile + width}) but the tensor has {t.tiles_w}")
-    for name, t in (("g", g), ("beta", beta)):
-        _check_tensor(name, t, s.tokens, s.v_heads, FP32)
+
+
+def _check_gate_vectors(s: ScanShape, gate_vectors: DeviceTensor) -> None:
+    _check_tensor("gate-vector", gate_vectors, s.gate_kinds * s.head_tiles * TILE, s.token_tiles * TILE, FP32)
+
+
+def _check_outputs(s: ScanShape, out: HeadColumns, final_state: DeviceTensor, initial_state: DeviceTensor,
+                   checkpoint_states: DeviceTensor, checkpoint_chunks, block_tiles: int) -> None:
     for name, t in (("initial state", initial_state), ("final state", final_state)):
         _check_tensor(name, t, s.v_heads * s.key_dim, s.value_dim, FP32)
-    if len(checkpoint_chunks) and checkpoint_states.num_pages < len(checkpoint_chunks) * s.v_heads * kt * vt:
+    if len(checkpoint_chunks) and checkpoint_states.num_pages < len(checkpoint_chunks) * s.v_heads * s.key_tiles * s.value_tiles:
         raise GdnShapeError("the checkpoint tensor is too small for the requested checkpoints")
     in_range = all(0 <= c < s.num_chunks for c in checkpoint_chunks)
     if list(checkpoint_chunks) != sorted(set(checkpoint_chunks)) or not in_range:
         raise GdnCheckpointError(f"checkpoint chunk indices {checkpoint_chunks} must be ascending, distinct and in "
                                  f"[0, {s.num_chunks})")
     _check_tensor("output", out.tensor, s.tokens, 1)
-    if out.first_col_tile + s.v_heads * vt > out.tensor.tiles_w:
+    if out.first_col_tile + s.v_heads * s.value_tiles > out.tensor.tiles_w:
         raise GdnShapeError(f"the output tensor {out.tensor.shape} has no room for {s.v_heads} value heads")
+    if s.value_tiles % block_tiles:
+        raise GdnShapeError(f"value block of {block_tiles} tiles does not divide the {s.value_tiles} value tiles "
+                            f"of a head")
+
+
+def gate_vectors_program(device, shape: ScanShape, g: DeviceTensor, beta: DeviceTensor,
+                         gate_vectors: DeviceTensor, *, max_cores: int = MAX_CORES) -> Program:
+    """The scan's per-chunk gate vectors (kernels/gdn/gate_vectors.h) of every value head from g and
+    beta ([T, HV] fp32), 32 heads per unit: cumulative decays and their exps, in fp32."""
+    s = shape
+    for name, t in (("g", g), ("beta", beta)):
+        _check_tensor(name, t, s.tokens, s.v_heads, FP32)
+    _check_gate_vectors(s, gate_vectors)
+    nt = s.chunk_tiles
+    plan = split_units(s.num_chunks * s.head_tiles, max_cores)
+    cores = _cores_of(plan)
+
+    def cb(index, fmt, pages):
+        return CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
+
+    cbs = [cb(0, FP32, 2 * nt), cb(1, FP32, 2 * nt), cb(2, BF16, 2), cb(16, FP32, 2 * s.gate_kinds),
+           *(cb(i, FP32, nt) for i in range(24, 31))]
+    reader = Kernel(GDN_KERNELS / "gate_vectors_reader.cpp", Role.RISCV_1, cores, g.accessor_args(),
+                    common_runtime_args=[g.address, beta.address, s.tokens, nt, s.head_tiles])
+    compute = Kernel(GDN_KERNELS / "gate_vectors_compute.cpp", Role.COMPUTE, cores,
+                     common_runtime_args=[nt, s.tokens, s.head_tiles],
+                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True))
+    writer = Kernel(GDN_KERNELS / "gate_vectors_writer.cpp", Role.RISCV_0, cores, gate_vectors.accessor_args(),
+                    common_runtime_args=[gate_vectors.address, nt, s.head_tiles, s.token_tiles, s.gate_kinds])
+    for core, first, count in plan:
+        reader.runtime_args[core] = [first, count]
+        compute.runtime_args[core] = [first, count]
+        writer.runtime_args[core] = [first, count]
+    return Program([reader, compute, writer], cbs, inputs={"g": g, "beta": beta},
+                   outputs={"gate_vectors": gate_vectors},
+                   name=f"gdn_gate_vectors_T{s.tokens}_hv{s.v_heads}_c{s.chunk}")
+
+
+def _prep_cbs(s: ScanShape, qkv_fmt: DataFormat, cores, cb) -> list:
+    """The chunk preparation's CBs (kernels/gdn/scan_prep_chunk.h), in either scan form."""
+    nt, kt = s.chunk_tiles, s.key_tiles
+    return [
+        cb(0, qkv_fmt, 2 * nt * kt), cb(1, qkv_fmt, 2 * nt * kt),       # k, q
+        cb(3, FP32, 2 * s.vector_tiles),                                 # gate vectors
+        cb(5, BF16, PREP_CONST_TILES),                                   # constants
+        cb(7, FP32, 2 * INVERSE_LANES), cb(8, FP32, INVERSE_LANES), cb(9, FP32, INVERSE_LANES),  # inverse scratch
+        cb(27, FP32, s.tri_tiles), cb(28, FP32, s.tri_tiles), cb(29, FP32, s.tri_tiles),          # decay, A, T
+    ]
+
+
+def _reader_args(s: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns, gate_vectors: DeviceTensor) -> list:
+    """Common runtime args 0..15 of scan_prep_reader.cpp."""
+    return [q.tensor.address, k.tensor.address, v.tensor.address, gate_vectors.address, s.head_tiles, s.tokens,
+            s.num_chunks, s.chunk_tiles, s.key_tiles, s.value_tiles, s.group, q.tensor.tiles_w, q.first_col_tile,
+            k.first_col_tile, v.tensor.tiles_w, v.first_col_tile]
+
+
+def scan_prep_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns,
+                      gate_vectors: DeviceTensor, records: DeviceTensor, *,
+                      fidelity: MathFidelity = SCAN_FIDELITY, max_cores: int = MAX_CORES) -> Program:
+    """The per-(value head, chunk) preparation: chunk records P, T~, -T^ (see module docstring)."""
+    s = shape
+    _check_qkv(s, q, k, v)
+    _check_gate_vectors(s, gate_vectors)
+    units = s.v_heads * s.num_chunks
+    if records.num_pages < units * s.record_tiles:
+        raise GdnShapeError("the chunk-record tensor is too small for this shape (use allocate_scan_scratch)")
+    plan = split_units(units, max_cores)
+    cores = _cores_of(plan)
+    rec_fmt = records.data_format
+
+    def cb(index, fmt, pages):
+        return CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
+
+    cbs = _prep_cbs(s, q.tensor.data_format, cores, cb) + [cb(16, rec_fmt, 8)]
+    reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, cores,
+                    q.tensor.accessor_args() + gate_vectors.accessor_args(),
+                    common_runtime_args=_reader_args(s, q, k, v, gate_vectors))
+    compute = Kernel(GDN_KERNELS / "scan_prep_compute.cpp", Role.COMPUTE, cores,
+                     common_runtime_args=[s.chunk_tiles, s.key_tiles],
+                     compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
+    writer = Kernel(GDN_KERNELS / "scan_prep_writer.cpp", Role.RISCV_0, cores, records.accessor_args(),
+                    common_runtime_args=[records.address, s.record_tiles])
+    for core, first, count in plan:
+        reader.runtime_args[core] = [first, count]
+        compute.runtime_args[core] = [count]
+        writer.runtime_args[core] = [first, count]
+    program = Program([reader, compute, writer], cbs,
+                      inputs={"q": q.tensor, "k": k.tensor, "gate_vectors": gate_vectors},
+                      outputs={"records": records},
+                      name=f"gdn_scan_prep_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
+    _validate_l1(program, f"chunk {s.chunk}", "lower the chunk to 64 or 32")
+    return program
+
+
+def _writer(s: ScanShape, cores, out: HeadColumns, final_state: DeviceTensor, checkpoint_states: DeviceTensor,
+            ck: list[int], block: int) -> Kernel:
+    return Kernel(GDN_KERNELS / "scan_seq_writer.cpp", Role.RISCV_0, cores,
+                  out.tensor.accessor_args() + final_state.accessor_args(),
+                  common_runtime_args=[out.tensor.address, final_state.address, checkpoint_states.address,
+                                       s.num_chunks, s.chunk_tiles, s.key_tiles, s.value_tiles, block, s.v_heads,
+                                       out.tensor.tiles_h, out.tensor.tiles_w, out.first_col_tile, len(ck), *ck])
+
+
+def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vectors: DeviceTensor, q: HeadColumns,
+                     k: HeadColumns, v: HeadColumns, initial_state: DeviceTensor, out: HeadColumns,
+                     final_state: DeviceTensor, checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
+                     block_tiles: int | None = None, fidelity: MathFidelity = SCAN_FIDELITY,
+                     max_cores: int = MAX_CORES) -> Program:
+    """The sequential pass over chunks per (value head, value block): outputs, checkpoints, final state."""
+    s = shape
+    nt, kt = s.chunk_tiles, s.key_tiles
+    block = block_tiles or default_value_block(s, max_cores, records.data_format)
+    _check_qkv(s, q, k, v)
+    _check_gate_vectors(s, gate_vectors)
+    _check_outputs(s, out, final_state, initial_state, checkpoint_states, checkpoint_chunks, block)
+    units = s.v_heads * (s.value_tiles // block)
+    plan = split_units(units, max_cores)
+    cores = _cores_of(plan)
+    rec_fmt, qkv_fmt = records.data_format, q.tensor.data_format
+
+    def cb(index, fmt, pages):
+        return CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
+
+    cbs = [
+        cb(0, rec_fmt, 4 * s.tri_tiles), cb(2, qkv_fmt, 2 * nt * kt), cb(3, rec_fmt, 2 * s.tri_tiles),  # T pairs, q, P
+        cb(4, qkv_fmt, 2 * nt * kt), cb(5, FP32, 2 * s.vector_tiles), cb(6, FP32, kt * block),  # k, vectors, state in
+        cb(7, qkv_fmt, 2 * nt * block),                                                      # v block
+        cb(16, out.tensor.data_format, 8), cb(17, FP32, DST_TILES),                          # O, state out
+        cb(24, FP32, 2 * kt * block), cb(25, FP32, nt * block), cb(26, FP32, nt * block),    # h, Vnew, kh
+        cb(27, FP32, kt * nt),                                                               # K~^T
+    ]
+    ck = [int(c) for c in checkpoint_chunks]
+    reader = Kernel(GDN_KERNELS / "scan_seq_reader.cpp", Role.RISCV_1, cores,
+                    records.accessor_args() + initial_state.accessor_args() + q.tensor.accessor_args()
+                    + gate_vectors.accessor_args(),
+                    common_runtime_args=[records.address, gate_vectors.address, initial_state.address,
+                                         q.tensor.address, k.tensor.address, v.tensor.address, s.num_chunks, nt, kt,
+                                         s.value_tiles, block, s.record_tiles, s.tokens, q.tensor.tiles_w,
+                                         q.first_col_tile, k.first_col_tile, s.group, v.tensor.tiles_w,
+                                         v.first_col_tile, s.head_tiles])
+    compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores,
+                     common_runtime_args=[nt, kt, block, s.num_chunks, len(ck), *ck],
+                     compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
+    writer = _writer(s, cores, out, final_state, checkpoint_states, ck, block)
+    for core, first, count in plan:
+        reader.runtime_args[core] = [first, count]
+        compute.runtime_args[core] = [count]
+        writer.runtime_args[core] = [first, count]
+    program = Program([reader, compute, writer], cbs,
+                      inputs={"records": records, "gate_vectors": gate_vectors, "q": q.tensor, "k": k.tensor,
+                              "v": v.tensor, "initial_state": initial_state},
+                      outputs={"out": out.tensor, "final_state": final_state, "checkpoints": checkpoint_states},
+                      name=f"gdn_scan_seq_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
+    _validate_l1(program, f"chunk {s.chunk}", "lower the chunk to 64 or 32, or the value block")
+    return program
+
+
+def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns,
+                       gate_vectors: DeviceTensor, initial_state: DeviceTensor, out: HeadColumns,
+                       final_state: DeviceTensor, checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
+                       fidelity: MathFidelity = SCAN_FIDELITY, max_cores: int = MAX_CORES) -> Program:
+    """The whole scan in one program, one value head per core: each chunk's preparation (P, T~, -T^)
+    is formed in L1 right before the sequential step that consumes it, so the chunk records never make
+    the DRAM round trip of the two-program form. The kernels are the two programs' own
+    (scan_prep_reader.cpp and scan_seq_compute.cpp built with GDN_SCAN_FUSED, scan_seq_writer.cpp
+    with the block equal to the head)."""
+    s = shape
+    nt, kt, vt = s.chunk_tiles, s.key_tiles, s.value_tiles
+    _check_qkv(s, q, k, v)
+    _check_gate_vectors(s, gate_vectors)
+    _check_outputs(s, out, final_state, initial_state, checkpoint_states, checkpoint_chunks, vt)
     plan = split_units(s.v_heads, max_cores)
     cores = _cores_of(plan)
     qkv_fmt, out_fmt = q.tensor.data_format, out.tensor.data_format
@@ -465,45 +506,30 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
     def cb(index, fmt, pages):
         return CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
 
-    cbs = [
-        # The preparation's CBs (scan_prep_chunk.h).
-        cb(0, qkv_fmt, 2 * nt * kt), cb(1, qkv_fmt, 2 * nt * kt), cb(2, qkv_fmt, 2 * nt * vt),  # k, q, v
-        cb(3, FP32, 2 * (nt + 1)), cb(4, FP32, 2 * nt),        # g broadcast + zero tile, beta broadcast
-        cb(5, BF16, PREP_CONST_TILES), cb(6, FP32, 1),          # constants, reader scratch
-        cb(7, FP32, 2 * INVERSE_LANES), cb(8, FP32, INVERSE_LANES), cb(9, FP32, INVERSE_LANES),  # inverse scratch
-        cb(10, FP32, nt),                                                                         # row factors
-        cb(24, FP32, nt), cb(25, FP32, nt), cb(26, FP32, 1),    # gam, gam transposed, gam_last
-        cb(27, FP32, s.tri_tiles), cb(28, FP32, s.tri_tiles), cb(29, FP32, s.tri_tiles),  # decay, A, T
-        cb(30, FP32, nt * (kt + vt)),                           # right-hand sides
-        # The chunk's record in L1 (fp32: it costs no DRAM here) and the sequential part's CBs.
-        cb(11, FP32, s.tri_tiles), cb(12, FP32, nt * kt), cb(13, FP32, nt * vt),  # P, -W, U
-        cb(14, FP32, s.factor_tiles), cb(15, FP32, kt * vt),   # factors, initial state
-        cb(16, out_fmt, 8), cb(17, FP32, DST_TILES),            # O, state out
-        cb(18, FP32, 2 * kt * vt), cb(19, FP32, nt * vt), cb(20, FP32, nt * vt),  # h, Vnew, scaled Vnew
-        cb(21, qkv_fmt, kt * nt),                               # K^T
+    cbs = _prep_cbs(s, qkv_fmt, cores, cb) + [
+        cb(2, qkv_fmt, 2 * nt * vt),                                           # v
+        # The chunk's preparation in L1 (fp32: it costs no DRAM here) and the sequential part's CBs.
+        cb(11, FP32, s.tri_tiles), cb(12, FP32, s.tri_tiles), cb(13, FP32, s.tri_tiles),  # P, T~, -T^
+        cb(15, FP32, kt * vt),                                                 # initial state
+        cb(16, out_fmt, 8), cb(17, FP32, DST_TILES),                           # O, state out
+        cb(18, FP32, 2 * kt * vt), cb(19, FP32, nt * vt), cb(20, FP32, nt * vt),  # h, Vnew, kh
+        cb(21, FP32, kt * nt),                                                 # K~^T
     ]
     fused = {"GDN_SCAN_FUSED": "1"}
     ck = [int(c) for c in checkpoint_chunks]
     reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, cores,
-                    q.tensor.accessor_args() + g.accessor_args() + initial_state.accessor_args(), defines=fused,
-                    common_runtime_args=[q.tensor.address, k.tensor.address, v.tensor.address, g.address,
-                                         beta.address, s.tokens, s.num_chunks, nt, kt, vt, s.group,
-                                         q.tensor.tiles_w, q.first_col_tile, k.first_col_tile,
-                                         v.tensor.tiles_w, v.first_col_tile, g.tiles_w, initial_state.address])
+                    q.tensor.accessor_args() + gate_vectors.accessor_args() + initial_state.accessor_args(),
+                    defines=fused, common_runtime_args=_reader_args(s, q, k, v, gate_vectors) + [initial_state.address])
     compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores, defines=fused,
                      common_runtime_args=[nt, kt, vt, s.num_chunks, len(ck), *ck],
                      compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
-    writer = Kernel(GDN_KERNELS / "scan_seq_writer.cpp", Role.RISCV_0, cores,
-                    out.tensor.accessor_args() + final_state.accessor_args(),
-                    common_runtime_args=[out.tensor.address, final_state.address, checkpoint_states.address,
-                                         s.num_chunks, nt, kt, vt, vt, s.v_heads, out.tensor.tiles_h,
-                                         out.tensor.tiles_w, out.first_col_tile, len(ck), *ck])
+    writer = _writer(s, cores, out, final_state, checkpoint_states, ck, vt)
     for core, first, count in plan:
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
         writer.runtime_args[core] = [first, count]
     program = Program([reader, compute, writer], cbs,
-                      inputs={"q": q.tensor, "k": k.tensor, "v": v.tensor, "g": g, "beta": beta,
+                      inputs={"q": q.tensor, "k": k.tensor, "v": v.tensor, "gate_vectors": gate_vectors,
                               "initial_state": initial_state},
                       outputs={"out": out.tensor, "final_state": final_state, "checkpoints": checkpoint_states},
                       name=f"gdn_scan_fused_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
@@ -530,48 +556,52 @@ def scan_programs(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: H
                   beta: DeviceTensor, scratch: "ScanScratch", initial_state: DeviceTensor, out: HeadColumns,
                   final_state: DeviceTensor, checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
                   fused: bool | None = None, block_tiles: int | None = None,
-                  fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES) -> list[Program]:
-    """The scan's programs: the fused one, or preparation + sequential pass. fused=None picks by
-    fused_scan_by_default (and falls back to two programs when the fused one does not fit L1);
-    an explicit value block (block_tiles) means the two-program form."""
+                  fidelity: MathFidelity = SCAN_FIDELITY, max_cores: int = MAX_CORES) -> list[Program]:
+    """The scan's programs: the gate vectors, then the fused scan or preparation + sequential pass.
+    fused=None picks by fused_scan_by_default (and falls back to two programs when the fused one does
+    not fit L1); an explicit value block (block_tiles) means the two-program form."""
     if fused and block_tiles is not None:
         raise GdnShapeError("the fused scan works on whole value heads; drop block_tiles or pass fused=False")
+    gates = gate_vectors_program(device, shape, g, beta, scratch.gate_vectors, max_cores=max_cores)
+
+    def fused_program():
+        return scan_fused_program(device, shape, q, k, v, scratch.gate_vectors, initial_state, out, final_state,
+                                  checkpoint_states, checkpoint_chunks, fidelity=fidelity, max_cores=max_cores)
+
     if fused is None:
         fused = block_tiles is None and fused_scan_by_default(shape, max_cores)
         if fused:
             try:
-                return [scan_fused_program(device, shape, q, k, v, g, beta, initial_state, out, final_state,
-                                           checkpoint_states, checkpoint_chunks, fidelity=fidelity,
-                                           max_cores=max_cores)]
+                return [gates, fused_program()]
             except L1OverflowError:
                 fused = False
     if fused:
-        return [scan_fused_program(device, shape, q, k, v, g, beta, initial_state, out, final_state,
-                                   checkpoint_states, checkpoint_chunks, fidelity=fidelity, max_cores=max_cores)]
-    return [scan_prep_program(device, shape, q, k, v, g, beta, scratch.records, scratch.factors,
-                              fidelity=fidelity, max_cores=max_cores),
-            scan_seq_program(device, shape, scratch.records, scratch.factors, q, k, initial_state, out, final_state,
-                             checkpoint_states, checkpoint_chunks, block_tiles=block_tiles, fidelity=fidelity,
-                             max_cores=max_cores)]
+        return [gates, fused_program()]
+    return [gates,
+            scan_prep_program(device, shape, q, k, v, scratch.gate_vectors, scratch.records, fidelity=fidelity,
+                              max_cores=max_cores),
+            scan_seq_program(device, shape, scratch.records, scratch.gate_vectors, q, k, v, initial_state, out,
+                             final_state, checkpoint_states, checkpoint_chunks, block_tiles=block_tiles,
+                             fidelity=fidelity, max_cores=max_cores)]
 
 
 @dataclass
 class ScanScratch:
-    """DRAM the scan needs between its two programs: chunk records and factor tiles."""
+    """DRAM the scan needs between its programs: the gate vectors and the chunk records."""
 
+    gate_vectors: DeviceTensor
     records: DeviceTensor
-    factors: DeviceTensor
 
     def free(self, device) -> None:
+        device.free(self.gate_vectors)
         device.free(self.records)
-        device.free(self.factors)
 
 
 def allocate_scan_scratch(device, shape: ScanShape, record_format: DataFormat = FP32) -> ScanScratch:
     units = shape.v_heads * shape.num_chunks
+    gate_vectors = device.allocate((shape.gate_kinds * shape.head_tiles * TILE, shape.token_tiles * TILE), FP32)
     records = device.allocate((units * shape.record_tiles * TILE, TILE), record_format)
-    factors = device.allocate((units * shape.factor_tiles * TILE, TILE), FP32)
-    return ScanScratch(records, factors)
+    return ScanScratch(gate_vectors, records)
 
 
 # The sequential pass's writer carries the checkpoint list in its runtime args (13 fixed common args and
@@ -635,7 +665,7 @@ def scan_shape_of(q, k, v, g, beta, initial_state, chunk: int) -> ScanShape:
 
 def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = 64, checkpoints=(), *,
              block_tiles: int | None = None, record_format: DataFormat = FP32, fused: bool | None = None,
-             fidelity: MathFidelity = MathFidelity.HiFi4, max_cores: int = MAX_CORES, reports: list | None = None):
+             fidelity: MathFidelity = SCAN_FIDELITY, max_cores: int = MAX_CORES, reports: list | None = None):
     """The chunked GDN scan on the device.
 
     q, k [T, H, K] (q already scaled by K^-1/2), v [T, HV, V], g, beta [T, HV], initial_state
@@ -671,7 +701,7 @@ def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = 64, chec
         tg, tb = up(g, FP32), up(beta, FP32)
         tstate = up(state0.reshape(HV * K, V), FP32)
         scratch = allocate_scan_scratch(device, s, record_format)
-        owned += [scratch.records, scratch.factors]
+        owned += [scratch.gate_vectors, scratch.records]
         tout = alloc((T, HV * V), BF16)
         tfinal = alloc((HV * K, V), FP32)
         tck = alloc((max(1, len(ck_device)) * HV * K, V), FP32)
@@ -698,38 +728,56 @@ def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = 64, chec
 
 
 
-def unpack_records(records: np.ndarray, factors: np.ndarray, shape: ScanShape) -> dict[str, np.ndarray]:
-    """Chunk records and factor tiles as downloaded ([units * record_tiles * 32, 32] and
-    [units * factor_tiles * 32, 32]) -> arrays per (value head, chunk): P [C, C] (lower triangle),
-    W [C, K] (sign restored), U [C, V], exp_gam [C], exp_to_last [C] (exp(gam_last - gam)),
-    decay [] (exp(gam_last))."""
-    nt, kt, vt = shape.chunk_tiles, shape.key_tiles, shape.value_tiles
+def unpack_records(records: np.ndarray, shape: ScanShape) -> dict[str, np.ndarray]:
+    """Chunk records as downloaded ([units * record_tiles * 32, 32]) -> arrays per (value head, chunk):
+    P, T_beta = T diag(beta) and T_beta_exp = T diag(beta exp(gam)) (sign restored), each [C, C] with
+    zeros above the diagonal tiles."""
+    nt = shape.chunk_tiles
     units = shape.v_heads * shape.num_chunks
     tiles = records.reshape(units, shape.record_tiles, TILE, TILE)
-
-    def grid(first, rows, cols):
-        block = tiles[:, first:first + rows * cols].reshape(units, rows, cols, TILE, TILE)
-        return block.transpose(0, 1, 3, 2, 4).reshape(units, rows * TILE, cols * TILE)
-
-    P = np.zeros((units, shape.chunk, shape.chunk), np.float32)
+    ntri = shape.tri_tiles
+    out = {name: np.zeros((units, shape.chunk, shape.chunk), np.float32) for name in ("P", "T_beta", "T_beta_exp")}
     for i in range(nt):
         for j in range(i + 1):
-            P[:, i * TILE:(i + 1) * TILE, j * TILE:(j + 1) * TILE] = tiles[:, i * (i + 1) // 2 + j]
-    at = shape.tri_tiles
-    out = {"P": P, "W": -grid(at, nt, kt)}
-    at += nt * kt
-    out["U"] = grid(at, nt, vt)
-    f = factors.reshape(units, shape.factor_tiles, TILE, TILE)
-    out["exp_gam"] = f[:, :nt, :, 0].reshape(units, shape.chunk)          # column broadcasts: column 0
-    out["exp_to_last"] = f[:, nt:2 * nt, :, 0].reshape(units, shape.chunk)
-    out["decay"] = f[:, 2 * nt, 0, 0]
+            t = i * (i + 1) // 2 + j
+            rows, cols = slice(i * TILE, (i + 1) * TILE), slice(j * TILE, (j + 1) * TILE)
+            out["P"][:, rows, cols] = tiles[:, t]
+            out["T_beta"][:, rows, cols] = tiles[:, ntri + 2 * t]
+            out["T_beta_exp"][:, rows, cols] = -tiles[:, ntri + 2 * t + 1]
     lead = (shape.v_heads, shape.num_chunks)
     return {name: a.reshape(lead + a.shape[1:]) for name, a in out.items()}
 
 
-def gdn_chunk_prepare(device, q, k, v, g, beta, chunk: int = 64, *, fidelity: MathFidelity = MathFidelity.HiFi4):
-    """The scan's preparation program on its own: the chunk records of every (value head, chunk), as
-    unpack_records returns them (to check against ttprefill.reference.gdn.chunk_prepare)."""
+def unpack_gate_vectors(gate_vectors: np.ndarray, shape: ScanShape) -> dict[str, np.ndarray]:
+    """The gate-vector tensor as downloaded -> {quantity: [HV, T]} (kernels/gdn/gate_vectors.h names,
+    from_tile_end_J for the per-boundary ones)."""
+    names = ["beta", "gam", "exp_gam", "beta_exp_gam", "to_last", "last", "to_tile_end"]
+    names += [f"from_tile_end_{j}" for j in range(shape.chunk_tiles - 1)]
+    rows = shape.head_tiles * TILE
+    return {name: gate_vectors[q * rows:q * rows + shape.v_heads, :shape.tokens] for q, name in enumerate(names)}
+
+
+def gdn_gate_vectors(device, g, beta, chunk: int = 64, *, reports: list | None = None) -> dict[str, np.ndarray]:
+    """The gate-vector program on its own: g, beta [T, HV] -> unpack_gate_vectors' dict."""
+    g, beta = _as_array("g", g, 2), _as_array("beta", beta, 2)
+    if g.shape != beta.shape:
+        raise GdnShapeError(f"g and beta must both be [T, HV]; got {g.shape} and {beta.shape}")
+    T, hv = g.shape
+    s = ScanShape(T, 1, hv, SUPPORTED_KEY_DIMS[0], SUPPORTED_VALUE_DIMS[0], chunk)
+    own = _Owned(device)
+    try:
+        tg, tb = own.upload(g, FP32), own.upload(beta, FP32)
+        tv = own.allocate((s.gate_kinds * s.head_tiles * TILE, s.token_tiles * TILE), FP32)
+        _run(device, gate_vectors_program(device, s, tg, tb, tv), reports)
+        return unpack_gate_vectors(device.download(tv), s)
+    finally:
+        own.free()
+
+
+def gdn_chunk_prepare(device, q, k, v, g, beta, chunk: int = 64, *, fidelity: MathFidelity = SCAN_FIDELITY):
+    """The scan's preparation program on its own (after the gate vectors): the chunk records of every
+    (value head, chunk), as unpack_records returns them (to check against
+    ttprefill.reference.gdn.chunk_prepare)."""
     q, k, v = (_as_array(n, x, 3) for n, x in (("q", q), ("k", k), ("v", v)))
     g, beta = _as_array("g", g, 2), _as_array("beta", beta, 2)
     s = scan_shape_of(q, k, v, g, beta, None, chunk)
@@ -739,10 +787,11 @@ def gdn_chunk_prepare(device, q, k, v, g, beta, chunk: int = 64, *, fidelity: Ma
         tq, tk, tv = (own.upload(x.reshape(T, -1), BF16) for x in (q, k, v))
         tg, tb = own.upload(g, FP32), own.upload(beta, FP32)
         scratch = allocate_scan_scratch(device, s)
-        own.tensors += [scratch.records, scratch.factors]
-        device.run(scan_prep_program(device, s, HeadColumns(tq), HeadColumns(tk), HeadColumns(tv), tg, tb,
-                                     scratch.records, scratch.factors, fidelity=fidelity))
-        return unpack_records(device.download(scratch.records), device.download(scratch.factors), s)
+        own.tensors += [scratch.gate_vectors, scratch.records]
+        device.run(gate_vectors_program(device, s, tg, tb, scratch.gate_vectors))
+        device.run(scan_prep_program(device, s, HeadColumns(tq), HeadColumns(tk), HeadColumns(tv),
+                                     scratch.gate_vectors, scratch.records, fidelity=fidelity))
+        return unpack_records(device.download(scratch.records), s)
     finally:
         own.free()
 
@@ -1106,7 +1155,7 @@ def free_layer_tensors(device, t: LayerTensors) -> None:
 
 
 def layer_programs(device, dims: LayerDims, tokens: int, chunk: int, t: LayerTensors, checkpoint_chunks=(), *,
-                   block_tiles: int | None = None, fidelity: MathFidelity = MathFidelity.HiFi4,
+                   block_tiles: int | None = None, fidelity: MathFidelity = SCAN_FIDELITY,
                    max_cores: int = MAX_CORES, fused: bool | None = None) -> list[Program]:
     """The programs of one layer core, in order, over the tensors of `t`: conv, gates, the scan (one
     fused program or two, scan_programs), gated norm."""
@@ -1131,7 +1180,7 @@ def dims_of(params) -> LayerDims:
 
 
 def gdn_layer(device, qkv, z, a, b, params, conv_state=None, recurrent_state=None, chunk: int = 64,
-              checkpoints=(), *, fidelity: MathFidelity = MathFidelity.HiFi4, record_format: DataFormat = FP32,
+              checkpoints=(), *, fidelity: MathFidelity = SCAN_FIDELITY, record_format: DataFormat = FP32,
               reports: list | None = None):
     """Everything of a GDN layer between its in-projections and its out-projection, on the device
     (the device twin of ttprefill.reference.gdn.gdn_layer_core).
@@ -1264,7 +1313,7 @@ def gdn_bench(args) -> dict:
     hv = (getattr(args, "v_heads", None) or 48) * batch
     dims = LayerDims(h, hv, getattr(args, "key_dim", None) or 128, getattr(args, "value_dim", None) or 128)
     chunk = getattr(args, "chunk", None) or 64
-    fidelity = MathFidelity[args.fidelity] if getattr(args, "fidelity", None) else MathFidelity.HiFi4
+    fidelity = MathFidelity[args.fidelity] if getattr(args, "fidelity", None) else SCAN_FIDELITY
     record_format = {None: FP32, "fp32": FP32, "bf16": BF16}.get(getattr(args, "format", None))
     if record_format is None:
         raise ValueError(f"--format for gdn chooses the scan's chunk-record format: fp32 (default) or bf16; "
@@ -1331,8 +1380,8 @@ from ttprefill.ops.registry import register  # noqa: E402
 
 
 def _offline_layer(tokens: int, dims: LayerDims, chunk: int, checkpoints: int = 0, fused: bool = False):
-    """The layer core's programs on an offline device; with fused=False the scan is its two programs, so
-    indices 2 and 3 are the preparation and the sequential pass (with fused=True, 2 is the fused scan)."""
+    """The layer core's programs on an offline device: conv, gates, gate vectors, then with fused=False
+    the preparation and the sequential pass (indices 3 and 4), with fused=True the fused scan (3)."""
     from ttprefill.device.offline_device import OfflineDevice
 
     device = OfflineDevice()
@@ -1354,36 +1403,41 @@ def _gates_small() -> Program:
     return _offline_layer(100, _SMALL, 64)[1]
 
 
+@register("gdn/gate_vectors_T130_hv4_c64")
+def _gate_vectors_small() -> Program:
+    return _offline_layer(130, _SMALL, 64)[2]
+
+
 @register("gdn/scan_prep_T130_h2x4_k64v64_c64")
 def _prep_small() -> Program:
-    return _offline_layer(130, _SMALL, 64)[2]
+    return _offline_layer(130, _SMALL, 64)[3]
 
 
 @register("gdn/scan_seq_T130_h2x4_k64v64_c32_ckpt")
 def _seq_small() -> Program:
-    return _offline_layer(130, _SMALL, 32, checkpoints=2)[3]
+    return _offline_layer(130, _SMALL, 32, checkpoints=2)[4]
 
 
 @register("gdn/norm_T100_hv4_v64")
 def _norm_small() -> Program:
-    return _offline_layer(100, _SMALL, 64)[4]
+    return _offline_layer(100, _SMALL, 64)[5]
 
 
 @register("gdn/scan_prep_T256_h16x48_k128v128_c128")
 def _prep_qwen() -> Program:
-    return _offline_layer(256, _QWEN, 128)[2]
+    return _offline_layer(256, _QWEN, 128)[3]
 
 
 @register("gdn/scan_seq_T256_h16x48_k128v128_c64")
 def _seq_qwen() -> Program:
-    return _offline_layer(256, _QWEN, 64)[3]
+    return _offline_layer(256, _QWEN, 64)[4]
 
 
 @register("gdn/scan_fused_T130_h2x4_k64v64_c32_ckpt")
 def _fused_small() -> Program:
-    return _offline_layer(130, _SMALL, 32, checkpoints=2, fused=True)[2]
+    return _offline_layer(130, _SMALL, 32, checkpoints=2, fused=True)[3]
 
 
 @register("gdn/scan_fused_T256_h16x48_k128v128_c64")
 def _fused_qwen() -> Program:
-    return _offline_layer(256, _QWEN, 64, fused=True)[2]
+    return _offline_layer(256, _QWEN, 64, fused=True)[3]

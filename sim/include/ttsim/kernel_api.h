@@ -41,6 +41,14 @@ enum class SfpuOp : uint32_t {
     Abs,
     Square,
     Cumsum,  // column-wise running sum (api/compute/cumsum.h), carries totals between calls
+    // {add,sub,mul} with column 0 (BcastCol*) or row 0 (BcastRow*) of a second DST tile broadcast
+    // (api/compute/sfpu_binary_bcast.h); one init per broadcast direction serves all three.
+    BcastColAdd,
+    BcastColSub,
+    BcastColMul,
+    BcastRowAdd,
+    BcastRowSub,
+    BcastRowMul,
     Count
 };
 
@@ -120,6 +128,11 @@ public:
     virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;
     // Packer L1 accumulation: while on, pack_tile adds DST onto the tile already at the destination.
     virtual void pack_l1_acc(bool enable) = 0;
+
+    // ---- profiler zones (api/debug/kernel_profiler.hpp's DeviceZoneScopedN): free in modeled time,
+    // they attribute each pipeline's busy cycles and the elapsed cycles to a named part of a kernel
+    virtual void zone_begin(const char* name) = 0;
+    virtual void zone_end() = 0;
 
     // ---- anything else: stop the run with a message naming the call
     virtual void fail(const char* call, const char* message) = 0;
