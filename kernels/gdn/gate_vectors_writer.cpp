@@ -5,7 +5,7 @@
 // Common runtime args: 0 tensor address, 1 tiles per chunk (nt), 2 head tiles (HT), 3 token tiles,
 //   4 quantities per token tile.
 // Runtime args: 0 first unit, 1 number of units (unit u: chunk u / HT, head tile u % HT).
-// CBs: c_16 quantity tiles.
+// CBs: c_16 quantity tiles (two units' worth).
 #include "api/dataflow/dataflow_api.h"
 
 void kernel_main() {
@@ -19,19 +19,20 @@ void kernel_main() {
     const uint32_t count = get_arg_val<uint32_t>(1);
     constexpr auto args = TensorAccessorArgs<0>();
     const auto out = TensorAccessor(args, addr, get_tile_size(cb_out));
+    const uint32_t tile_bytes = get_tile_size(cb_out);
     for (uint32_t u = first; u < first + count; ++u) {
         const uint32_t ht = u % head_tiles;
+        // A unit's tiles leave together, so their writes overlap (the CB holds two units).
+        cb_wait_front(cb_out, nt * kinds);
+        const uint32_t l1 = get_read_ptr(cb_out);
         for (uint32_t i = 0; i < nt; ++i) {
             const uint32_t tt = (u / head_tiles) * nt + i;
+            if (tt >= token_tiles) continue;
             for (uint32_t q = 0; q < kinds; ++q) {
-                cb_wait_front(cb_out, 1);
-                if (tt < token_tiles) {
-                    noc_async_write_page((q * head_tiles + ht) * token_tiles + tt, out, get_read_ptr(cb_out));
-                    noc_async_writes_flushed();
-                }
-                cb_pop_front(cb_out, 1);
+                noc_async_write_page((q * head_tiles + ht) * token_tiles + tt, out, l1 + (i * kinds + q) * tile_bytes);
             }
         }
+        noc_async_write_barrier();
+        cb_pop_front(cb_out, nt * kinds);
     }
-    noc_async_write_barrier();
 }

@@ -31,7 +31,8 @@
 //
 // CBs (both programs place them at these indices): inputs c_0 k, c_1 q (bf16, nt x KT), c_3 the
 // chunk's gate vectors (gate_vectors.h), c_5 constants (scan_prep_consts.h); scratch c_7 inverse
-// running blocks (2 kInverseLanes), c_8 masked A tiles, c_9 product tiles (kInverseLanes each), c_27
+// running blocks (2 kInverseLanes), c_8 masked A tiles ((kInverseLevels - 1) kInverseLanes), c_9
+// product tiles (kInverseLanes), c_27
 // decay, c_28 A, c_29 T (nt(nt+1)/2 each), all fp32. Outputs to the CBs of PrepOutputs.
 #pragma once
 
@@ -95,46 +96,67 @@ inline void decay_tile(uint32_t i, uint32_t j, uint32_t nt) {
     gdn::pack_dst_push(cb_decay);
 }
 
-// A(I, J) into cb_a and P(I, J) into cb_p. Uses all four DST tiles: A in 0, P in 2, the decay / beta /
-// masks in 1 and 3.
-inline void a_and_p_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles, uint32_t cb_p) {
+// A(I, J) = beta_I (k_I k_J^T) decay(I, J), strictly lower, into cb_a. Uses DST 0 and 1.
+inline void a_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles) {
     tile_regs_acquire();
     gdn::matmul_start(cb_k, cb_k, 1);
     for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
-    gdn::matmul_start(cb_q, cb_k, 1);
-    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 2);
     gdn::copy_in(cb_decay, tri(i, j), 1);
     gdn::mul_dst(0, 1, 0);
-    gdn::mul_dst(2, 1, 2);
     col_vector(gdn::gv::kBeta, i, nt, 1);
     sfpu_bcast_col_init();
     sfpu_mul_bcast_col(0, 1);
-    if (i == j) {
-        gdn::mask_dst(0, cb_consts, gdn::kConstStrictLower);
-        gdn::mask_dst(2, cb_consts, gdn::kConstLowerIncl);
-    }
-    tile_regs_commit();
-    tile_regs_wait();
-    pack_reconfig_data_format(cb_a);
-    cb_reserve_back(cb_a, 1);
-    pack_tile(0, cb_a);
-    cb_push_back(cb_a, 1);
-    pack_reconfig_data_format(cb_p);
-    cb_reserve_back(cb_p, 1);
-    pack_tile(2, cb_p);
-    cb_push_back(cb_p, 1);
-    tile_regs_release();
+    if (i == j) gdn::mask_dst(0, cb_consts, gdn::kConstStrictLower);
+    gdn::pack_dst_push(cb_a);
 }
 
-// Diagonal tiles inverted side by side: each step of the doubling waits for the previous step's
-// packed tile, so one tile alone leaves the unpacker, FPU and packer taking turns; with two
-// independent tiles in flight one's step fills the other's wait. Scratch CBs hold kInverseLanes tiles
-// (cb_masked, cb_product) and 2 * kInverseLanes (cb_block_inv).
+// P(I, J) = (q_I k_J^T) decay(I, J), lower including the diagonal, into cb_p. Uses DST 0 and 1.
+inline void p_tile(uint32_t i, uint32_t j, uint32_t key_tiles, uint32_t cb_p) {
+    tile_regs_acquire();
+    gdn::matmul_start(cb_q, cb_k, 1);
+    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
+    gdn::copy_in(cb_decay, tri(i, j), 1);
+    gdn::mul_dst(0, 1, 0);
+    if (i == j) gdn::mask_dst(0, cb_consts, gdn::kConstLowerIncl);
+    gdn::pack_dst_push(cb_p);
+}
+
+// The P tiles of a chunk as jobs for the inverse's idle gaps (see invert): run_one computes the next
+// one, false once all are done.
+struct PJobs {
+    uint32_t nt, key_tiles, cb_p;
+    uint32_t i = 0, j = 0;
+    bool run_one() {
+        if (i == nt) return false;
+        p_tile(i, j, key_tiles, cb_p);
+        if (++j > i) j = 0, ++i;
+        return true;
+    }
+};
+
+// The inverse is a chain of dependent steps: each matmul reads a tile the step before it packed, so on
+// its own it leaves the unpacker, FPU and packer taking turns. Two things fill the waits: the diagonal
+// tiles are inverted side by side (kInverseLanes lanes, one's step runs while the other's result is
+// packed), and between dependent steps the caller's `fill` runs one job of independent work (P tiles,
+// and in the fused scan the state-side products of the sequential part). The joining entries R of
+// every level are masked out of A up front, so the chain waits only on its own products.
+// Scratch CBs: cb_masked (kInverseLevels - 1) * kInverseLanes tiles, cb_product kInverseLanes,
+// cb_block_inv 2 * kInverseLanes.
 constexpr uint32_t kInverseLanes = 2;
 
 // Inverses of the unit lower triangular diagonal tiles I + A(I,I), I in [first, first + lanes), into
 // cb_t in order of I.
-inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes) {
+template <typename Fill>
+inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes, Fill& fill) {
+    // R of levels 1.. : the entries of A that join the 2^level-row blocks pairwise.
+    for (uint32_t level = 1; level < gdn::kInverseLevels; ++level) {
+        for (uint32_t l = 0; l < lanes; ++l) {
+            tile_regs_acquire();
+            gdn::copy_in(cb_a, tri(first + l, first + l), 0);
+            gdn::mask_dst(0, cb_consts, gdn::kConstLevelMask0 + level);
+            gdn::pack_dst_push(cb_masked);
+        }
+    }
     // 1-row blocks merged into 2-row blocks: D = I - (A masked to level 0).
     for (uint32_t l = 0; l < lanes; ++l) {
         tile_regs_acquire();
@@ -144,25 +166,19 @@ inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes) {
         gdn::sub_dst(0, 1, 0);
         gdn::pack_dst_push(cb_block_inv);
     }
+    cb_wait_front(cb_masked, (gdn::kInverseLevels - 1) * lanes);
     for (uint32_t level = 1; level < gdn::kInverseLevels; ++level) {
-        // R: the entries of A that join the 2^level-row blocks pairwise.
-        for (uint32_t l = 0; l < lanes; ++l) {
-            tile_regs_acquire();
-            gdn::copy_in(cb_a, tri(first + l, first + l), 0);
-            gdn::mask_dst(0, cb_consts, gdn::kConstLevelMask0 + level);
-            gdn::pack_dst_push(cb_masked);
-        }
+        fill();
         // X = -(D R)
         cb_wait_front(cb_block_inv, lanes);
-        cb_wait_front(cb_masked, lanes);
         for (uint32_t l = 0; l < lanes; ++l) {
             tile_regs_acquire();
             gdn::matmul_start(cb_block_inv, cb_masked);
-            matmul_tiles(cb_block_inv, cb_masked, l, l, 0);
+            matmul_tiles(cb_block_inv, cb_masked, l, (level - 1) * lanes + l, 0);
             gdn::negate_dst(0);
             gdn::pack_dst_push(cb_product);
         }
-        cb_pop_front(cb_masked, lanes);
+        fill();
         // D <- D + X D (X taken one tile at a time: the forward substitution's single-tile traffic
         // through cb_product leaves its front anywhere, and a tile read may not wrap)
         const bool last = level + 1 == gdn::kInverseLevels;
@@ -177,16 +193,19 @@ inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes) {
         }
         cb_pop_front(cb_block_inv, lanes);
     }
+    cb_pop_front(cb_masked, (gdn::kInverseLevels - 1) * lanes);
 }
 
 // T = (I + A)^-1 into cb_t (t_pos order): diagonal tiles, then block forward substitution below them.
-inline void invert(uint32_t nt) {
+template <typename Fill>
+inline void invert(uint32_t nt, Fill& fill) {
     for (uint32_t i = 0; i < nt; i += kInverseLanes) {
-        invert_diagonal_tiles(i, nt - i < kInverseLanes ? nt - i : kInverseLanes);
+        invert_diagonal_tiles(i, nt - i < kInverseLanes ? nt - i : kInverseLanes, fill);
     }
     uint32_t t_done = nt;
     for (uint32_t i = 1; i < nt; ++i) {
         for (uint32_t j = i; j-- > 0;) {
+            fill();
             cb_wait_front(cb_t, t_done);
             // X = -sum_{j <= k < i} A(i, k) T(k, j)
             tile_regs_acquire();
@@ -194,6 +213,7 @@ inline void invert(uint32_t nt) {
             for (uint32_t kk = j; kk < i; ++kk) matmul_tiles(cb_a, cb_t, tri(i, kk), t_pos(kk, j, nt), 0);
             gdn::negate_dst(0);
             gdn::pack_dst_push(cb_product);
+            fill();
             // T(i, j) = T(i, i) X
             cb_wait_front(cb_product, 1);
             tile_regs_acquire();
@@ -215,30 +235,31 @@ struct PrepOutputs {
 };
 
 // One (value head, chunk): waits for k, q and the gate vectors, pushes P, then T~ and -T^ to `out`.
-// Pops its scratch; pops k, q and the gate vectors only when pop_inputs (the fused scan's sequential
-// part reads them after it).
-inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tiles, bool pop_inputs) {
+// `fill` runs one job of other work per call (false when it has none left); P tiles must be among its
+// jobs (PJobs), and prepare_chunk runs it dry before it returns. Pops its scratch; pops k, q and the
+// gate vectors only when pop_inputs (the fused scan's sequential part reads them after it).
+template <typename Fill>
+inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tiles, bool pop_inputs, Fill& fill) {
     const uint32_t ntri = nt * (nt + 1) / 2;
     cb_wait_front(cb_k, nt * key_tiles);
     cb_wait_front(cb_q, nt * key_tiles);
     cb_wait_front(cb_vec, gdn::gv::kinds(nt) * nt);
     {
-        DeviceZoneScopedN("prep.decay");
+        DeviceZoneScopedN("prep.decay_A");
         for (uint32_t i = 0; i < nt; ++i) {
             for (uint32_t j = 0; j <= i; ++j) decay_tile(i, j, nt);
         }
         cb_wait_front(cb_decay, ntri);
-    }
-    {
-        DeviceZoneScopedN("prep.A_P");
         for (uint32_t i = 0; i < nt; ++i) {
-            for (uint32_t j = 0; j <= i; ++j) a_and_p_tile(i, j, nt, key_tiles, out.p);
+            for (uint32_t j = 0; j <= i; ++j) a_tile(i, j, nt, key_tiles);
         }
         cb_wait_front(cb_a, ntri);
     }
     {
-        DeviceZoneScopedN("prep.T");
-        invert(nt);
+        DeviceZoneScopedN("prep.T_and_fill");
+        invert(nt, fill);
+        while (fill()) {
+        }
     }
     {
         DeviceZoneScopedN("prep.T_scaled");

@@ -21,5 +21,9 @@ void kernel_main() {
     cb_wait_front(gdn::prep::cb_consts, gdn::kNumConsts);
     // The whole record goes out through one CB, in the order the writer and the sequential pass expect.
     const gdn::prep::PrepOutputs out{cb_out, cb_out, cb_out};
-    for (uint32_t unit = 0; unit < num_units; ++unit) gdn::prep::prepare_chunk(out, nt, key_tiles, true);
+    for (uint32_t unit = 0; unit < num_units; ++unit) {
+        gdn::prep::PJobs p_jobs{nt, key_tiles, cb_out};
+        auto fill = [&p_jobs]() { return p_jobs.run_one(); };
+        gdn::prep::prepare_chunk(out, nt, key_tiles, true, fill);
+    }
 }

@@ -107,24 +107,48 @@ void pack_block_at(uint32_t cb, uint32_t rows, uint32_t cols, uint32_t row0, uin
     tile_regs_release();
 }
 
-// out (rows x cols tiles of a row-major grid `row_pages` wide, reserved by the caller) = in0 @ in1 over
-// `inner` k-steps, in blocks of up to 2 x 2: in0 tile (r, k) at r * inner + k, in1 tile (k, c) at
-// k * in1_row + c.
-void matmul_2x2(uint32_t cb_in0, uint32_t cb_in1, uint32_t cb_out, uint32_t rows, uint32_t cols, uint32_t inner,
-                uint32_t in1_row) {
-    for (uint32_t r0 = 0; r0 < rows; r0 += 2) {
-        const uint32_t rn = min_u32(2, rows - r0);
-        for (uint32_t c0 = 0; c0 < cols; c0 += 2) {
-            const uint32_t cn = min_u32(2, cols - c0);
-            tile_regs_acquire();
-            gdn::matmul_start(cb_in0, cb_in1);
-            for (uint32_t k = 0; k < inner; ++k) {
-                matmul_block(cb_in0, cb_in1, r0 * inner + k, k * in1_row + c0, 0, 0, cn, rn, inner);
-            }
-            pack_block_at(cb_out, rn, cn, r0, c0, cols);
+// kh = k h in 2 x 2 blocks, one block per run_one, into cb_kh's reserved chunk.
+struct KhJobs {
+    uint32_t nt, key_tiles, block_tiles;
+    uint32_t r0 = 0, c0 = 0;
+    bool run_one() {
+        if (r0 >= nt) return false;
+        const uint32_t rn = min_u32(2, nt - r0), cn = min_u32(2, block_tiles - c0);
+        tile_regs_acquire();
+        gdn::matmul_start(cb_k, cb_h);
+        for (uint32_t kt = 0; kt < key_tiles; ++kt) {
+            matmul_block(cb_k, cb_h, r0 * key_tiles + kt, kt * block_tiles + c0, 0, 0, cn, rn, key_tiles);
         }
+        pack_block_at(cb_kh, rn, cn, r0, c0, block_tiles);
+        c0 += 2;
+        if (c0 >= block_tiles) c0 = 0, r0 += 2;
+        return true;
     }
-}
+};
+
+// K~^T tile (kt, i) = transpose(k(i, kt)) * exp(last - gam) along its columns (tokens), up to
+// kVectorDst tiles per run_one, into cb_kt's reserved region (fp32).
+struct KtJobs {
+    uint32_t nt, key_tiles;
+    uint32_t i = 0, kt0 = 0;
+    bool run_one() {
+        if (i >= nt) return false;
+        const uint32_t n = min_u32(kVectorDst, key_tiles - kt0);
+        tile_regs_acquire();
+        for (uint32_t x = 0; x < n; ++x) gdn::transpose_in(cb_k, i * key_tiles + kt0 + x, x);
+        gdn::copy_in(cb_vec, gdn::gv::at(gdn::gv::kToLast, i, nt), kVectorDst);
+        sfpu_bcast_row_init();
+        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_row(x, kVectorDst);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_reconfig_data_format(cb_kt);
+        for (uint32_t x = 0; x < n; ++x) pack_tile<true>(x, cb_kt, (kt0 + x) * nt + i);
+        tile_regs_release();
+        kt0 += kVectorDst;
+        if (kt0 >= key_tiles) kt0 = 0, ++i;
+        return true;
+    }
+};
 }  // namespace
 
 void kernel_main() {
@@ -157,24 +181,37 @@ void kernel_main() {
         uint32_t next_checkpoint = 0;
 
         for (uint32_t c = 0; c < num_chunks; ++c) {
-#ifdef GDN_SCAN_FUSED
-            gdn::prep::prepare_chunk(records, nt, key_tiles, false);
-#endif
             cb_wait_front(cb_h, state_tiles);
             cb_wait_front(cb_k, nt * key_tiles);
+            cb_wait_front(cb_vec, vec_tiles);
+            // The state-side products that need neither the preparation nor v: k h and K~^T. In the
+            // fused scan they fill the waits of the preparation's inverse (scan_prep_chunk.h).
+            cb_reserve_back(cb_kh, chunk_tiles);
+            cb_reserve_back(cb_kt, key_tiles * nt);
+            KhJobs kh_jobs{nt, key_tiles, block_tiles};
+            KtJobs kt_jobs{nt, key_tiles};
+#ifdef GDN_SCAN_FUSED
+            gdn::prep::PJobs p_jobs{nt, key_tiles, cb_p};
+            auto fill = [&]() { return p_jobs.run_one() || kt_jobs.run_one() || kh_jobs.run_one(); };
+            gdn::prep::prepare_chunk(records, nt, key_tiles, false, fill);
+#else
+            {
+                DeviceZoneScopedN("seq.kh_KT");
+                while (kt_jobs.run_one()) {
+                }
+                while (kh_jobs.run_one()) {
+                }
+            }
+#endif
+            cb_push_back(cb_kh, chunk_tiles);
+            cb_push_back(cb_kt, key_tiles * nt);
             cb_wait_front(cb_q, nt * key_tiles);
             cb_wait_front(cb_v, chunk_tiles);
-            cb_wait_front(cb_vec, vec_tiles);
             cb_wait_front(cb_p, ntri);
             cb_wait_front(cb_t_beta, prep_tiles);
             cb_wait_front(cb_neg_t_beta_exp, prep_tiles);
-            {
-                DeviceZoneScopedN("seq.kh");
-                cb_reserve_back(cb_kh, chunk_tiles);
-                matmul_2x2(cb_k, cb_h, cb_kh, nt, block_tiles, key_tiles, block_tiles);
-                cb_push_back(cb_kh, chunk_tiles);
-                cb_wait_front(cb_kh, chunk_tiles);
-            }
+            cb_wait_front(cb_kh, chunk_tiles);
+            cb_wait_front(cb_kt, key_tiles * nt);
             {
                 DeviceZoneScopedN("seq.vnew");
                 // Vnew(I, :) = sum_{J <= I} T~(I, J) v(J, :) + (-T^)(I, J) kh(J, :), up to kDstTiles columns.
@@ -197,28 +234,6 @@ void kernel_main() {
                 }
                 cb_push_back(cb_vnew, chunk_tiles);
                 cb_wait_front(cb_vnew, chunk_tiles);
-            }
-            {
-                DeviceZoneScopedN("seq.KT");
-                // K~^T tile (kt, i) = transpose(k(i, kt)) * exp(last - gam) along its columns (tokens).
-                cb_reserve_back(cb_kt, key_tiles * nt);
-                for (uint32_t i = 0; i < nt; ++i) {
-                    for (uint32_t kt0 = 0; kt0 < key_tiles; kt0 += kVectorDst) {
-                        const uint32_t n = min_u32(kVectorDst, key_tiles - kt0);
-                        tile_regs_acquire();
-                        for (uint32_t x = 0; x < n; ++x) gdn::transpose_in(cb_k, i * key_tiles + kt0 + x, x);
-                        gdn::copy_in(cb_vec, gdn::gv::at(gdn::gv::kToLast, i, nt), kVectorDst);
-                        sfpu_bcast_row_init();
-                        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_row(x, kVectorDst);
-                        tile_regs_commit();
-                        tile_regs_wait();
-                        pack_reconfig_data_format(cb_kt);
-                        for (uint32_t x = 0; x < n; ++x) pack_tile<true>(x, cb_kt, (kt0 + x) * nt + i);
-                        tile_regs_release();
-                    }
-                }
-                cb_push_back(cb_kt, key_tiles * nt);
-                cb_wait_front(cb_kt, key_tiles * nt);
             }
             {
                 DeviceZoneScopedN("seq.O");

@@ -117,8 +117,9 @@ void Scheduler::charge_unpack(ComputeState& cs, int cb, int tiles) {
     uint64_t bytes = uint64_t(tile_bytes(cb_of(cb, "unpack").format)) * tiles;
     uint64_t cycles = (bytes + timing::kUnpackBytesPerCycle - 1) / timing::kUnpackBytesPerCycle;
     // srcA/srcB are double-buffered: the unpacker fills one bank while math works on the other, so
-    // the next unpack may start once math has started on the previous operands.
-    cs.t_unpack = std::max(cs.t_unpack, cs.last_math_start) + cycles;
+    // the next unpack may start once the FPU has started on the previous operands. SFPU ops work on
+    // DST alone (VectorUnit.md) and do not hold the unpacker back.
+    cs.t_unpack = std::max(cs.t_unpack, cs.last_fpu_start) + cycles;
     f.busy += cycles;
     cs.unpack_busy += cycles;
     counters_.unpack_busy_cycles += cycles;
@@ -128,7 +129,7 @@ void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
     Fiber& f = me();
     // Math consumes what the unpacker delivered: it starts no earlier than the unpack finished.
     uint64_t start = std::max(cs.t_math, cs.t_unpack);
-    cs.last_math_start = start;
+    if (fpu) cs.last_fpu_start = start;
     cs.t_math = start + cycles;
     cs.math_busy += cycles;
     trace_span(start, cs.t_math, f.call);
@@ -440,6 +441,7 @@ uint64_t sfpu_cost(SfpuOp op, bool approx) {
 void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
     const char* what = "SFPU unary op";
     ComputeState& cs = compute_state(what);
+    me().call = what;
     require_math(what);
     require_dst_index(dst, what);
     if (!cs.sfpu_op || init_family(*cs.sfpu_op) != init_family(op)) {
@@ -493,6 +495,7 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
 void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
     const char* what = "SFPU binary op";
     ComputeState& cs = compute_state(what);
+    me().call = what;
     require_math(what);
     require_dst_index(dst_a, what);
     require_dst_index(dst_b, what);

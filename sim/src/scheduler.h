@@ -87,7 +87,7 @@ struct ComputeState {
     enum class Dst { Free, Acquired, Committed, Waited } dst_state = Dst::Free;
     uint64_t t_unpack = 0, t_math = 0, t_pack = 0;
     uint64_t unpack_busy = 0, math_busy = 0, pack_busy = 0;  // for profiler zones
-    uint64_t last_math_start = 0;
+    uint64_t last_fpu_start = 0;  // start of the last FPU op, the last reader of srcA/srcB
     uint64_t commit_time = 0;
     std::array<uint64_t, 2> release_time{};
     uint64_t acquisitions = 0;

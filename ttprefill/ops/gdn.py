@@ -113,8 +113,10 @@ CONV_WIDTH = 4
 EPS = 1e-6
 # Constant tiles of the scan preparation (kernels/gdn/scan_prep_consts.h: kNumConsts).
 PREP_CONST_TILES = 9
-# Diagonal tiles of T inverted side by side (kernels/gdn/scan_prep_chunk.h: kInverseLanes).
+# Diagonal tiles of T inverted side by side (kernels/gdn/scan_prep_chunk.h: kInverseLanes), and the
+# doubling levels of a tile's inverse (kernels/gdn/scan_prep_consts.h: kInverseLevels).
 INVERSE_LANES = 2
+INVERSE_LEVELS = 5
 # DST tiles per acquire with fp32 accumulation.
 DST_TILES = 4
 # Gate-vector quantities without the per-tile-boundary ones (kernels/gdn/gate_vectors.h: kFromTileEnd).
@@ -347,7 +349,7 @@ def gate_vectors_program(device, shape: ScanShape, g: DeviceTensor, beta: Device
     def cb(index, fmt, pages):
         return CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
 
-    cbs = [cb(0, FP32, 2 * nt), cb(1, FP32, 2 * nt), cb(2, BF16, 2), cb(16, FP32, 2 * s.gate_kinds),
+    cbs = [cb(0, FP32, 2 * nt), cb(1, FP32, 2 * nt), cb(2, BF16, 2), cb(16, FP32, 2 * nt * s.gate_kinds),
            *(cb(i, FP32, nt) for i in range(24, 31))]
     reader = Kernel(GDN_KERNELS / "gate_vectors_reader.cpp", Role.RISCV_1, cores, g.accessor_args(),
                     common_runtime_args=[g.address, beta.address, s.tokens, nt, s.head_tiles])
@@ -372,7 +374,8 @@ def _prep_cbs(s: ScanShape, qkv_fmt: DataFormat, cores, cb) -> list:
         cb(0, qkv_fmt, 2 * nt * kt), cb(1, qkv_fmt, 2 * nt * kt),       # k, q
         cb(3, FP32, 2 * s.vector_tiles),                                 # gate vectors
         cb(5, BF16, PREP_CONST_TILES),                                   # constants
-        cb(7, FP32, 2 * INVERSE_LANES), cb(8, FP32, INVERSE_LANES), cb(9, FP32, INVERSE_LANES),  # inverse scratch
+        cb(7, FP32, 2 * INVERSE_LANES), cb(8, FP32, (INVERSE_LEVELS - 1) * INVERSE_LANES),       # inverse scratch
+        cb(9, FP32, INVERSE_LANES),
         cb(27, FP32, s.tri_tiles), cb(28, FP32, s.tri_tiles), cb(29, FP32, s.tri_tiles),          # decay, A, T
     ]
 
