@@ -6,11 +6,14 @@
 //
 // Each unit starts with m = the row max over key tile 0 (seed_shift).
 // Fast path:
-//   P = exp(scale (Q K^T - m)) straight out of DST: the shift is one more k-step of the scores matmul,
-//   -m (cb_m, -m in every column) against tiles of 1/32 (cb_spread), so S - m is formed in the fp32
-//   accumulator and never packed; tiles that straddle the diagonal start from a mask tile (0 / -inf)
-//   the matmul accumulates onto, tiles past it from the all -inf one.
-//   l_new = l + P @ ones (on the matrix unit, so P is rounded as in P V and the rounding cancels in O / l).
+//   P = exp(scale (Q K^T - m)) straight out of DST: the shift is one more k-step of the scores matmul
+//   (the first, on bfp8 operands that unpack fast), -m (cb_m, -m in every column) against tiles of 1/32
+//   (cb_spread), so S - m is formed in the fp32 accumulator and never packed; tiles that straddle the
+//   diagonal start from a mask tile (0 / -inf) the matmul accumulates onto, tiles past it from the all
+//   -inf one.
+//   l_new = l + row sums of P: the packer adds each P tile (fp32, as it leaves DST) onto one partial-sum
+//   tile per row with its L1 accumulation, and one REDUCE_ROW per row and block finishes the sums, so
+//   the row sums cost neither matrix-unit nor unpacker time per probability tile.
 //   Overflow guard: the step is kept if no row's block sum l_new - l exceeds e^guard (read back from L1
 //   with read_tile_value); m is not moved, so O and l need no rescaling. Scores that outgrow m by that
 //   much are rare (m is a max of scores the row has seen); such a step is redone on the slow path.
@@ -19,9 +22,11 @@
 // Slow path (a step the guard rejected):
 //   S = Q K^T (masked likewise) -> cb_s; the block's row max (reduce_tile MAX); m_new = max(m, block max);
 //   -m_new as the matrix unit applies it (the same matmul against cb_spread) and
-//   alpha = exp(scale (m_old - m_new)); P = exp(scale (S - m_new)); l = l * alpha + P @ ones;
+//   alpha = exp(scale (m_old - m_new)); P = exp(scale (S - m_new)); l = l * alpha + row sums of P;
 //   O = O * alpha + P V, alpha applied on the SFPU to O copied exactly into DST (fp32 throughout).
 //   alpha multiplies O and l as the same fp32 value, so its rounding cancels in O / l.
+// Within a key block the row groups are software-pipelined (key_block): the next row group's scores
+// are formed before this one's row sums and P V, so the matrix unit never waits for the packer.
 // O (R x Dt tiles) stays in reserved pages of cb_o for the whole unit and is pushed for the final O / l.
 // The running l lives in a rotating CB: each step pops the row group's old tiles from the front and
 // pushes the new ones at the back, so the same order comes round again on the next key block. -m stays
@@ -89,6 +94,41 @@ float row_value(uint32_t cb, uint32_t tile, uint32_t row) {
     return bits_to_float(read_tile_value(cb, tile, element));
 }
 
+// `count` tiles of `value` -> cb, made once. cb_spread (1/32) and cb_ones (1.0) are bfp8: exact for
+// these values, and half a bf16 tile for the unpacker (they are operands of every shift k-step and
+// every row-sum reduce).
+void make_constant_tiles(uint32_t cb, uint32_t count, float value) {
+    cb_reserve_back(cb, count);
+    tile_regs_acquire();
+    fill_tile_init();
+    for (uint32_t i = 0; i < count; ++i) fill_tile(i, value);
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_reconfig_data_format(cb);
+    for (uint32_t i = 0; i < count; ++i) pack_tile(i, cb);
+    tile_regs_release();
+    cb_push_back(cb, count);
+}
+
+// ---------------------------------------------------------------- partial row sums
+// The probabilities in DST (rt rows x cols tiles, key tiles c0 .. c0 + cols of the block) are also
+// packed onto the row group's partial-sum tiles in cb_psum with the packer's L1 accumulation: after
+// the block, tile r holds the element-wise sum of row r's probability tiles in fp32, and one
+// REDUCE_ROW per row gives the block's row sums (row_sums). This keeps the row sums off the matrix
+// unit and the unpacker (a P @ ones matmul costs a tile matmul per probability tile); the packer has
+// room to spare. The first key tile of the block overwrites (no accumulation) to start the sum.
+void pack_partial_sums(const Geometry& g, uint32_t cols, uint32_t c0) {
+    pack_reconfig_data_format(fa::cb_psum);
+    for (uint32_t r = 0; r < g.rt; ++r) {
+        for (uint32_t c = 0; c < cols; ++c) {
+            const bool start = c0 + c == 0;
+            if (!start) pack_reconfig_l1_acc(1);
+            pack_tile<true>(r * cols + c, fa::cb_psum, r);
+            if (!start) pack_reconfig_l1_acc(0);
+        }
+    }
+}
+
 // ---------------------------------------------------------------- scores
 // Q K^T for a row group and key block, rt x ct_s tiles per DST block, masked.
 // Fast path (`fused`): one more k-step subtracts m, then exp -> P in cb_p. Otherwise S -> cb_s.
@@ -97,7 +137,7 @@ void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
     if (fused) cb_wait_front(fa::cb_m, g.rows);
     const uint32_t out_cb = fused ? fa::cb_p : fa::cb_s;
     cb_reserve_back(out_cb, g.rt * Bk);
-    pack_reconfig_data_format(out_cb);
+    if (fused) cb_reserve_back(fa::cb_psum, g.rt);
     for (uint32_t c0 = 0; c0 < s.width; c0 += g.ct_s) {
         const uint32_t cols = min_u32(g.ct_s, s.width - c0);
         tile_regs_acquire();
@@ -117,15 +157,17 @@ void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
                 copy_tile(fa::cb_mask, mask, r * cols + c);
             }
         }
-        reconfig_data_format(fa::cb_k, fa::cb_q);
-        matmul_block_init(fa::cb_q, fa::cb_k, /*transpose=*/1, cols, g.rt, Dt);
-        for (uint32_t d = 0; d < Dt; ++d) {
-            matmul_block(fa::cb_q, fa::cb_k, s.rho0 * Dt + d, d * Bk + c0, 0, /*transpose=*/1, cols, g.rt, Dt);
-        }
+        // The shift's k-step goes first: its operands are bfp8 (half a bf16 tile), so they unpack
+        // while the SFPU finishes the previous block's exp, and the first Q K^T k-step unpacks during it.
         if (fused) {
             reconfig_data_format(fa::cb_spread, fa::cb_m);
             matmul_block_init(fa::cb_m, fa::cb_spread, /*transpose=*/0, cols, g.rt, 1);
             matmul_block(fa::cb_m, fa::cb_spread, s.rho0, 0, 0, /*transpose=*/0, cols, g.rt, 1);
+        }
+        reconfig_data_format(fa::cb_k, fa::cb_q);
+        matmul_block_init(fa::cb_q, fa::cb_k, /*transpose=*/1, cols, g.rt, Dt);
+        for (uint32_t d = 0; d < Dt; ++d) {
+            matmul_block(fa::cb_q, fa::cb_k, s.rho0 * Dt + d, d * Bk + c0, 0, /*transpose=*/1, cols, g.rt, Dt);
         }
         if (fused) {
             exp_tile_init<APPROX, kScaleFp32Bits>();
@@ -133,6 +175,11 @@ void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
         }
         tile_regs_commit();
         tile_regs_wait();
+        // The partial sums are packed first and pushed as soon as they are complete: the row sums need
+        // only them, so they start while the block's last probabilities are still being packed.
+        if (fused) pack_partial_sums(g, cols, c0);
+        if (fused && c0 + cols == s.width) cb_push_back(fa::cb_psum, g.rt);
+        pack_reconfig_data_format(out_cb);
         for (uint32_t r = 0; r < g.rt; ++r) {
             for (uint32_t c = 0; c < cols; ++c) pack_tile<true>(r * cols + c, out_cb, r * Bk + c0 + c);
         }
@@ -275,6 +322,7 @@ void probabilities(const Geometry& g, const Step& s) {
     constexpr uint32_t kPerAcquire = kDstTiles - 1;
     cb_wait_front(fa::cb_shift, g.rt);
     cb_reserve_back(fa::cb_p, g.rt * Bk);
+    cb_reserve_back(fa::cb_psum, g.rt);
     pack_reconfig_data_format(fa::cb_p);
     for (uint32_t r = 0; r < g.rt; ++r) {
         for (uint32_t c0 = 0; c0 < s.width; c0 += kPerAcquire) {
@@ -296,20 +344,28 @@ void probabilities(const Geometry& g, const Step& s) {
             tile_regs_commit();
             tile_regs_wait();
             for (uint32_t j = 0; j < cols; ++j) pack_tile<true>(1 + j, fa::cb_p, r * Bk + c0 + j);
+            pack_reconfig_data_format(fa::cb_psum);
+            for (uint32_t j = 0; j < cols; ++j) {
+                const bool start = c0 + j == 0;
+                if (!start) pack_reconfig_l1_acc(1);
+                pack_tile<true>(1 + j, fa::cb_psum, r);
+                if (!start) pack_reconfig_l1_acc(0);
+            }
+            pack_reconfig_data_format(fa::cb_p);
             tile_regs_release();
         }
     }
     cb_push_back(fa::cb_p, g.rt * Bk);
+    cb_push_back(fa::cb_psum, g.rt);
     cb_pop_front(fa::cb_s, g.rt * Bk);
     cb_pop_front(fa::cb_shift, g.rt);
 }
 
 // ---------------------------------------------------------------- row sums
-// l_old (* alpha) + P @ ones (DST[r]: row r's sum; DST[rt + r]: its alpha) -> the reserved (not yet
+// l_old (* alpha) + the block's row sums, reduced from cb_psum (DST[r]: row r's sum; DST[rt + r]: its alpha) -> the reserved (not yet
 // pushed) back pages of cb_l, and when `guarded` also -> cb_l_new for the overflow check. l_old stays
 // at the front of cb_l until commit_sums, so a rejected step can be redone into the same pages.
 void row_sums(const Geometry& g, const Step& s, bool rescale, bool guarded) {
-    cb_wait_front(fa::cb_p, g.rt * Bk);
     tile_regs_acquire();
     if (!s.first_block()) {
         cb_wait_front(fa::cb_l, g.rt);
@@ -325,9 +381,14 @@ void row_sums(const Geometry& g, const Step& s, bool rescale, bool guarded) {
             for (uint32_t r = 0; r < g.rt; ++r) mul_binary_tile(r, g.rt + r, r);
         }
     }
-    reconfig_data_format(fa::cb_ones, fa::cb_p);
-    matmul_block_init(fa::cb_p, fa::cb_ones, /*transpose=*/0, 1, g.rt, Bk);
-    for (uint32_t k = 0; k < s.width; ++k) matmul_block(fa::cb_p, fa::cb_ones, k, 0, 0, /*transpose=*/0, 1, g.rt, Bk);
+    cb_wait_front(fa::cb_psum, g.rt);
+    reconfig_data_format(fa::cb_ones, fa::cb_psum);  // REDUCE_ROW SUM takes the scaler as srcA
+    reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(fa::cb_psum, fa::cb_ones, fa::cb_l);
+    for (uint32_t r = 0; r < g.rt; ++r) {
+        reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(fa::cb_psum, fa::cb_ones, r, 0, r);
+    }
+    reduce_uninit();
+    cb_pop_front(fa::cb_psum, g.rt);
     tile_regs_commit();
     cb_reserve_back(fa::cb_l, g.rt);
     if (guarded) cb_reserve_back(fa::cb_l_new, g.rt);
@@ -430,6 +491,7 @@ void rescale_chunk(const Geometry& g, const Step& s, uint32_t chunk_index) {
 void rescale_and_update_output(const Geometry& g, const Step& s, bool rescale) {
     const uint32_t chunk = g.rt * g.ct_o;
     const uint32_t all = g.rows * Dt;
+    cb_wait_front(fa::cb_p, g.rt * Bk);
     cb_wait_front(fa::cb_v, Bk * Dt);
     if (rescale) cb_wait_front(fa::cb_alpha, g.rt);
     for (uint32_t c0 = 0, n = 0; c0 < Dt; c0 += g.ct_o, ++n) {
@@ -475,12 +537,19 @@ void slow_step(const Geometry& g, fa::Unit unit, const Step& s) {
     cb_pop_front(fa::cb_alpha, g.rt);
 }
 
-// The first output chunk's product is formed in DST before the overflow guard is read (so the matmuls
-// overlap the packing of the sums it waits for) and packed onto O only if the guard passes; a rejected
-// step drops it from DST and is redone on the slow path.
-void step(const Geometry& g, fa::Unit unit, const Step& s) {
-    scores(g, unit, s, /*fused=*/true);
+// The rest of a step whose scores are done: row sums, overflow guard, O update. The first output
+// chunk's product is formed in DST before the guard is read (so the matmuls overlap the packing of
+// the sums it waits for) and packed onto O only if the guard passes; a rejected step drops it from
+// DST and is redone on the slow path.
+// Row groups are software-pipelined within a key block: the next row group's scores (`queued`, or
+// null) are formed before this one's row sums, so the packer's last probability and partial-sum
+// tiles of a row group are written while the matrix unit already works on the next one (cb_p and
+// cb_psum hold two row groups). A rejected step first drops the queued row group's probabilities
+// (the slow path needs cb_p and cb_psum to itself) and forms them again afterwards (same shift:
+// the row groups' shifts are independent).
+void finish_step(const Geometry& g, fa::Unit unit, const Step& s, const Step* queued) {
     row_sums(g, s, /*rescale=*/false, /*guarded=*/true);
+    cb_wait_front(fa::cb_p, g.rt * Bk);
     cb_wait_front(fa::cb_v, Bk * Dt);
     product_chunk(g, s, 0);
     if (sums_within_guard(g, s)) {
@@ -495,8 +564,30 @@ void step(const Geometry& g, fa::Unit unit, const Step& s) {
         tile_regs_wait();
         tile_regs_release();
         cb_pop_front(fa::cb_p, g.rt * Bk);
+        if (queued != nullptr) {
+            cb_wait_front(fa::cb_p, g.rt * Bk);
+            cb_pop_front(fa::cb_p, g.rt * Bk);
+            cb_wait_front(fa::cb_psum, g.rt);
+            cb_pop_front(fa::cb_psum, g.rt);
+        }
         slow_step(g, unit, s);
+        if (queued != nullptr) scores(g, unit, *queued, /*fused=*/true);
     }
+}
+
+// One key block against every row group of the unit, pipelined as finish_step describes (the
+// pipeline drains at the end of the block: the last row group may still need this K block for a
+// slow step, and the next block's K sits behind it in cb_k).
+void key_block(const Geometry& g, fa::Unit unit, uint32_t kb, uint32_t width) {
+    Step pending{kb, 0, width};
+    scores(g, unit, pending, /*fused=*/true);
+    for (uint32_t rho0 = g.rt; rho0 < g.rows; rho0 += g.rt) {
+        const Step next{kb, rho0, width};
+        scores(g, unit, next, /*fused=*/true);
+        finish_step(g, unit, pending, &next);
+        pending = next;
+    }
+    finish_step(g, unit, pending, nullptr);
 }
 
 // ---------------------------------------------------------------- out = O / l (* sigmoid(gate))
@@ -574,6 +665,8 @@ void kernel_main() {
     g.rows = rows;
 
     compute_kernel_hw_startup(fa::cb_q, fa::cb_k, fa::cb_s);
+    make_constant_tiles(fa::cb_spread, g.ct_s, 0x1p-5f);
+    make_constant_tiles(fa::cb_ones, 1, 1.0f);
     cb_wait_front(fa::cb_mask, fa::kNumMaskTiles);
     cb_wait_front(fa::cb_ones, 1);
     cb_wait_front(fa::cb_spread, g.ct_s);
@@ -587,7 +680,7 @@ void kernel_main() {
         seed_shift(g, unit);
         for (uint32_t kb = 0; kb < key_blocks; ++kb) {
             const uint32_t width = fa::block_width(kb, key_tiles, Bk);
-            for (uint32_t rho0 = 0; rho0 < rows; rho0 += g.rt) step(g, unit, Step{kb, rho0, width});
+            key_block(g, unit, kb, width);
             cb_pop_front(fa::cb_k, Bk * Dt);
             cb_pop_front(fa::cb_v, Bk * Dt);
         }

@@ -22,19 +22,22 @@ constexpr uint32_t cb_q = tt::CBIndex::c_0;          // Q block, R x Dt tiles, b
 constexpr uint32_t cb_k = tt::CBIndex::c_1;          // K block, Dt x Bk tiles (transposed tile order), page format
 constexpr uint32_t cb_v = tt::CBIndex::c_2;          // V block, Bk x Dt tiles, page format
 constexpr uint32_t cb_mask = tt::CBIndex::c_3;       // the three causal mask tiles, bf16 (0 or -inf)
-constexpr uint32_t cb_ones = tt::CBIndex::c_4;       // one tile of 1.0 (reduce scaler, broadcast source), bf16
+constexpr uint32_t cb_ones = tt::CBIndex::c_4;       // one tile of 1.0 (reduce scaler, broadcast source), bfp8 (exact), made by compute
 constexpr uint32_t cb_gate = tt::CBIndex::c_5;       // output-gate tiles, bf16 (gated programs only)
 constexpr uint32_t cb_table = tt::CBIndex::c_6;      // page table tiles, UInt32 (reader scratch)
-constexpr uint32_t cb_spread = tt::CBIndex::c_7;     // ct_s tiles of 1/32, bf16: M @ spread^T spreads M's row mean
+constexpr uint32_t cb_spread = tt::CBIndex::c_7;     // ct_s tiles of 1/32, bfp8 (exact), made by compute: M @ spread^T spreads M's row mean
 constexpr uint32_t cb_out = tt::CBIndex::c_16;       // output tiles, bf16
-constexpr uint32_t cb_m_new = tt::CBIndex::c_20;     // a row group's new -m, before it joins the state, bf16
+constexpr uint32_t cb_psum = tt::CBIndex::c_17;      // a row group's probabilities summed element-wise over a key block, rt tiles
+                                                     // (room for two row groups), fp32
+constexpr uint32_t cb_m_new = tt::CBIndex::c_20;     // a row group's new -m, before it joins the state, bfp8 (as cb_m)
 constexpr uint32_t cb_bmax = tt::CBIndex::c_21;      // a key block's row max of one row group (column 0), fp32
 constexpr uint32_t cb_l_inv = tt::CBIndex::c_22;     // 1 / row sum of one row group, fp32
 constexpr uint32_t cb_o_tmp = tt::CBIndex::c_23;     // one rescaled output chunk, fp32
 constexpr uint32_t cb_s = tt::CBIndex::c_24;         // scores of one row group, rt x Bk tiles, scores' format
-constexpr uint32_t cb_p = tt::CBIndex::c_25;         // probabilities of one row group, rt x Bk tiles, bf16
+constexpr uint32_t cb_p = tt::CBIndex::c_25;         // probabilities of one row group, rt x Bk tiles (room for two), bf16
 constexpr uint32_t cb_o = tt::CBIndex::c_26;         // running output, R x Dt tiles, fp32 (rotating state)
-constexpr uint32_t cb_m = tt::CBIndex::c_27;         // running -m (negated shift) broadcast over the row, R tiles by row, bf16
+constexpr uint32_t cb_m = tt::CBIndex::c_27;         // running -m (negated shift) broadcast over the row, R tiles by row, bfp8
+                                                     // (a row's 16-value groups share one exponent exactly; half a bf16 tile to unpack)
 constexpr uint32_t cb_l = tt::CBIndex::c_28;         // running row sum (column 0), R (+ rt) tiles, fp32 (rotating state)
 constexpr uint32_t cb_shift = tt::CBIndex::c_29;     // -m as the matrix unit applies it, broadcast, one row group, fp32
 constexpr uint32_t cb_l_new = tt::CBIndex::c_30;     // a row group's row sums before the overflow check, fp32

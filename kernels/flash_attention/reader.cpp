@@ -8,8 +8,7 @@
 //   4 page_tiles  key tiles per cache page (page_tokens / 32)
 //   5 kv_heads    kv heads in the cache (a page holds all of them)
 //   6 table_tiles UInt32 tiles of the page table tensor
-//   7 spread_tiles tiles of 1/32 to generate in cb_spread (the compute kernel's ct_s)
-//   8..           TensorAccessorArgs of Q, then the K pool, the V pool, the page table
+//   7..           TensorAccessorArgs of Q, then the K pool, the V pool, the page table
 // Runtime args:
 //   0 Q address, 1 K pool address, 2 V pool address, 3 page table address,
 //   4 p0 (absolute position of the first query), 5 sq (valid query rows),
@@ -21,8 +20,6 @@
 //               matmul_block with a transposing init reads K^T in row-major order
 //   cb_v     <- Bk x Dt V tiles per key block, at slot j * Dt + d
 //   cb_mask  <- the three causal mask tiles, generated once
-//   cb_ones  <- one tile of 1.0, generated once
-//   cb_spread <- spread_tiles tiles of 1/32, generated once
 //   cb_table    the page table, read once and kept (never pushed)
 //
 // Cache pool layout (either pool): [num_pages, kv_heads, page_tokens, head_dim], tiled, so key tile t
@@ -34,8 +31,6 @@ namespace {
 
 constexpr uint32_t kBf16NegInf = 0xff80;
 constexpr uint32_t kBf16Zero = 0x0000;
-constexpr uint32_t kBf16One = 0x3f80;
-constexpr uint32_t kBf16OneOver32 = 0x3d00;  // 2^-5, exact
 constexpr uint32_t kFace = 16;
 
 // Writes a bf16 32x32 tile at `l1` (four-face order) whose element (i, j) is value(i, j).
@@ -51,7 +46,7 @@ void fill_bf16_tile(uint32_t l1, F value) {
 }
 
 // Causal masks: query i sees key j iff j - i <= d.
-void generate_constant_tiles(uint32_t p0, uint32_t spread_tiles) {
+void generate_constant_tiles(uint32_t p0) {
     const int32_t delta = int32_t(p0 % fa::kTileDim);
     const uint32_t tile_bytes = get_tile_size(fa::cb_mask);
     cb_reserve_back(fa::cb_mask, fa::kNumMaskTiles);
@@ -65,17 +60,6 @@ void generate_constant_tiles(uint32_t p0, uint32_t spread_tiles) {
     }
     fill_bf16_tile(base + fa::kMaskAll * tile_bytes, [](uint32_t, uint32_t) { return kBf16NegInf; });
     cb_push_back(fa::cb_mask, fa::kNumMaskTiles);
-
-    cb_reserve_back(fa::cb_ones, 1);
-    fill_bf16_tile(get_write_ptr(fa::cb_ones), [](uint32_t, uint32_t) { return kBf16One; });
-    cb_push_back(fa::cb_ones, 1);
-
-    cb_reserve_back(fa::cb_spread, spread_tiles);
-    for (uint32_t t = 0; t < spread_tiles; ++t) {
-        fill_bf16_tile(get_write_ptr(fa::cb_spread) + t * get_tile_size(fa::cb_spread),
-                       [](uint32_t, uint32_t) { return kBf16OneOver32; });
-    }
-    cb_push_back(fa::cb_spread, spread_tiles);
 }
 
 }  // namespace
@@ -88,8 +72,7 @@ void kernel_main() {
     constexpr uint32_t kPageTiles = get_compile_time_arg_val(4);
     constexpr uint32_t kKvHeads = get_compile_time_arg_val(5);
     constexpr uint32_t kTableTiles = get_compile_time_arg_val(6);
-    constexpr uint32_t kSpreadTiles = get_compile_time_arg_val(7);
-    constexpr auto q_args = TensorAccessorArgs<8>();
+    constexpr auto q_args = TensorAccessorArgs<7>();
     constexpr auto k_args = TensorAccessorArgs<q_args.next_compile_time_args_offset()>();
     constexpr auto v_args = TensorAccessorArgs<k_args.next_compile_time_args_offset()>();
     constexpr auto table_args = TensorAccessorArgs<v_args.next_compile_time_args_offset()>();
@@ -112,7 +95,7 @@ void kernel_main() {
     const auto v = TensorAccessor(v_args, v_addr, kv_tile_bytes);
     const auto table = TensorAccessor(table_args, table_addr, get_tile_size(fa::cb_table));
 
-    generate_constant_tiles(p0, kSpreadTiles);
+    generate_constant_tiles(p0);
 
     // The page table stays in L1 for the whole program.
     cb_reserve_back(fa::cb_table, kTableTiles);
