@@ -164,6 +164,15 @@ def test_sfpu_broadcast_binary(sim, direction, op, fn):
     close(out, fn(bf16(A).astype(np.float64), spread))
 
 
+def test_exp_on_the_pack_thread(sim):
+    # The pack thread's exp: same values as exp_tile, its cycles on the packer (zone figures).
+    out = run_tile_op(sim, {"OP_EXP_PACKTHREAD": "1"}, A)
+    close(out, np.exp(bf16(A).astype(np.float64)), rtol=1e-5, atol=1e-6)
+    zone = sim.last_report.zones["tile"]
+    tiles = A.size // 1024
+    assert zone["pack"] == (64 + 71 * 8) * tiles and zone["math"] == 8 * tiles
+
+
 def test_profiler_zone_figures(sim):
     # OP_COPY per tile: unpack a bf16 tile (2048 B at 64 B/cycle), pack an fp32 one (4096 B at 64 B/cycle).
     run_tile_op(sim, {"OP_COPY": "1"}, A)

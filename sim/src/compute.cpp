@@ -129,7 +129,12 @@ void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
     Fiber& f = me();
     // Math consumes what the unpacker delivered: it starts no earlier than the unpack finished.
     uint64_t start = std::max(cs.t_math, cs.t_unpack);
-    if (fpu) cs.last_fpu_start = start;
+    if (fpu) {
+        cs.last_fpu_start = start;
+    } else {
+        start = std::max(start, cs.t_sfpu);  // the pack thread may be using the SFPU
+        cs.t_sfpu = start + cycles;
+    }
     cs.t_math = start + cycles;
     cs.math_busy += cycles;
     trace_span(start, cs.t_math, f.call);
@@ -490,6 +495,39 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
         finish_dst_write(dst);
     }
     charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+}
+
+void Scheduler::sfpu_init_on_pack(SfpuOp op) {
+    ComputeState& cs = compute_state("exp_packthread_tile_init");
+    cs.pack_sfpu_op = op;
+}
+
+// exp_packthread_tile: the pack thread runs the SFPU on DST while it holds DST (between tile_regs_wait
+// and tile_regs_release), so the exp overlaps the math thread's next matmuls; it takes the packer's
+// time and the shared SFPU's.
+void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t) {
+    const char* what = "exp_packthread_tile";
+    ComputeState& cs = compute_state(what);
+    me().call = what;
+    if (cs.dst_state != ComputeState::Dst::Waited) {
+        raise("exp_packthread_tile: the pack thread holds DST only between tile_regs_wait and tile_regs_release");
+    }
+    require_dst_index(dst, what);
+    if (op != SfpuOp::Exp) raise("only exp runs on the pack thread");
+    if (!cs.pack_sfpu_op || *cs.pack_sfpu_op != op) raise("exp_packthread_tile called without exp_packthread_tile_init");
+    if (!program_->timing_only) {
+        const float scale = bits_to_float(p0);
+        for (float& v : cs.dst[dst]) v = std::exp(v * scale);
+        finish_dst_write(dst);
+    }
+    const uint64_t cycles = sfpu_cost(op, me().spec->approx);
+    const uint64_t start = std::max(cs.t_pack, cs.t_sfpu);
+    trace_span(start, start + cycles, what);
+    cs.t_pack = cs.t_sfpu = start + cycles;
+    cs.pack_busy += cycles;
+    counters_.sfpu_busy_cycles += cycles;
+    me().busy += cycles;
+    me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
 }
 
 void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {

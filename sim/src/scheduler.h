@@ -87,6 +87,9 @@ struct ComputeState {
     enum class Dst { Free, Acquired, Committed, Waited } dst_state = Dst::Free;
     uint64_t t_unpack = 0, t_math = 0, t_pack = 0;
     uint64_t unpack_busy = 0, math_busy = 0, pack_busy = 0;  // for profiler zones
+    // The SFPU is one unit that the math and the pack thread both issue to: busy until t_sfpu.
+    uint64_t t_sfpu = 0;
+    std::optional<SfpuOp> pack_sfpu_op;  // the pack thread's SFPU init (exp_packthread_tile_init)
     uint64_t last_fpu_start = 0;  // start of the last FPU op, the last reader of srcA/srcB
     uint64_t commit_time = 0;
     std::array<uint64_t, 2> release_time{};
@@ -185,6 +188,8 @@ public:
     void transpose_tile(int cb, int tile, int dst) override;
     void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) override;
     void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) override;
+    void sfpu_init_on_pack(SfpuOp op) override;
+    void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1) override;
     void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
     void pack_l1_acc(bool enable) override;
     void zone_begin(const char* name) override;

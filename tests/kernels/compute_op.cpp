@@ -3,7 +3,8 @@
 // Defines: exactly one of OP_COPY, OP_BINARY (with BINARY_INIT / BINARY_CALL), OP_MATMUL,
 //          OP_REDUCE (with REDUCE_POOL, REDUCE_DIM), OP_TRANSPOSE, OP_SFPU (with SFPU_INIT, SFPU_CALL),
 //          OP_SFPU_BINARY (with SFPU_INIT, SFPU_CALL taking two DST indices),
-//          OP_PACK_L1_ACC (packs A, then B with packer L1 accumulation onto the same output page: A + B).
+//          OP_PACK_L1_ACC (packs A, then B with packer L1 accumulation onto the same output page: A + B),
+//          OP_EXP_PACKTHREAD (copies A, then exp on the pack thread after tile_regs_wait).
 // Runtime args: 0 number of tiles, 1 tiles of c_1 held resident (0: one c_1 tile per c_0 tile).
 // CBs: c_0 input A, c_1 input B (binary, matmul, reduce scaler), c_16 output.
 #include "api/compute/compute_kernel_hw_startup.h"
@@ -73,6 +74,9 @@ void kernel_main() {
         copy_tile(cb_b, 0, 1);
         SFPU_INIT();
         SFPU_CALL(0, 1, 0);
+#elif defined(OP_EXP_PACKTHREAD)
+        copy_init(cb_a);
+        copy_tile(cb_a, 0, 0);
 #elif defined(OP_PACK_L1_ACC)
         copy_init(cb_a);
         copy_tile(cb_a, 0, 0);
@@ -88,6 +92,10 @@ void kernel_main() {
 #endif
         tile_regs_commit();
         tile_regs_wait();
+#if defined(OP_EXP_PACKTHREAD)
+        exp_packthread_tile_init();
+        exp_packthread_tile(0);
+#endif
 #if defined(OP_PACK_L1_ACC)
         pack_reconfig_l1_acc(1);
         pack_tile<true>(0, cb_out, 0);

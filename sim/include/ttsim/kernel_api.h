@@ -123,6 +123,9 @@ public:
     // ---- compute: SFPU (operates on DST)
     virtual void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) = 0;
     virtual void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) = 0;
+    // The pack thread's own SFPU calls (exp_packthread_tile): on DST while the packer holds it.
+    virtual void sfpu_init_on_pack(SfpuOp op) = 0;
+    virtual void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1) = 0;
 
     // ---- compute: packer
     virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;
