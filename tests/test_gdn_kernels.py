@@ -116,6 +116,30 @@ def test_fused_scan_matches_references_and_two_program_form(sim, T, H, HV, K, V,
     assert states.keys() == states2.keys() and all(np.array_equal(states[p], states2[p]) for p in states)
 
 
+def test_fused_scan_helpers_give_the_same_bits(sim):
+    """Helper cores (kernels/gdn/scan_offload.h) prepare a share of the chunks with the same code: on 8
+    cores, 6 heads get 2 helpers of 3 heads each, which prepare 38 of every 64 chunks; the result must
+    equal the scan without helpers bit for bit, and the references."""
+    plan = gdn.helper_plan(6, max_cores=8)
+    assert plan is not None and plan.heads_per_helper == 3 and 0 < plan.offload_num < plan.offload_den
+    d = scan_inputs(700, 2, 6, 64, 64, 1.0, seed=31)
+    o_h, s_h, _ = run_scan(sim, d, 64, fused=True, max_cores=8)
+    o_n, s_n, _ = run_scan(sim, d, 64, fused=True, max_cores=8, helpers=False)
+    assert 0 < len(gdn.offloaded_chunks(11, plan)) < 11
+    assert np.array_equal(o_h, o_n) and np.array_equal(s_h, s_n)
+    o_ref, s_ref = ref.gdn_recurrent(d["q"], d["k"], d["v"], d["g"], d["beta"], d["initial_state"])
+    assert_close(o_ref, o_h, "fused scan with helpers, outputs")
+    assert_close(s_ref, s_h, "fused scan with helpers, final state")
+
+
+def test_helpers_need_idle_cores():
+    assert gdn.helper_plan(64) is None and gdn.helper_plan(49) is None  # a helper takes at most 3 heads
+    assert gdn.helper_plan(48) == gdn.HelperPlan(3, 16, 38)
+    assert gdn.helper_plan(20).heads_per_helper == 1 and gdn.helper_plan(20).offload_num == 64
+    with pytest.raises(gdn.GdnShapeError, match="no room for helper cores"):
+        gdn.scan_fused_program(None, gdn.ScanShape(64, 16, 64, 128, 128), *([None] * 9), helpers=True)
+
+
 def test_fused_scan_adversarial_long_sequence(sim):
     d = scan_inputs(4096, 1, 1, 128, 128, 1.0, adversarial=("parallel_keys", "beta_one", "g_zero"), seed=7)
     o, state, _ = run_scan(sim, d, 64, fused=True)

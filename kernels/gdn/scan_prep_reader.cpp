@@ -24,6 +24,7 @@
 #include "api/dataflow/dataflow_api.h"
 #include "gdn_dataflow.h"
 #include "gate_vectors.h"
+#include "scan_offload.h"
 #include "scan_prep_consts.h"
 
 namespace {
@@ -123,10 +124,19 @@ void kernel_main() {
         gdn::read_gate_vectors(cb_vec, gv, hv, first_tt, nt, kinds, gv_head_tiles, token_tiles);
     };
 
-#ifdef GDN_SCAN_FUSED
+#if defined(GDN_SCAN_FUSED)
     constexpr uint32_t cb_state_in = tt::CBIndex::c_15;
+    constexpr uint32_t cb_record = tt::CBIndex::c_22;
     constexpr auto state_args = TensorAccessorArgs<gv_args.next_compile_time_args_offset()>();
     const auto state = TensorAccessor(state_args, get_common_arg_val<uint32_t>(16), get_tile_size(cb_state_in));
+    const uint32_t offload_num = get_common_arg_val<uint32_t>(17);
+    const uint32_t offload_den = get_common_arg_val<uint32_t>(18);
+    const uint32_t record_tiles = get_common_arg_val<uint32_t>(19);
+    const uint32_t helper_x = get_arg_val<uint32_t>(2);
+    const uint32_t helper_y = get_arg_val<uint32_t>(3);
+    const uint32_t local_head = get_arg_val<uint32_t>(4);
+    const uint32_t ready_sem = get_semaphore(gdn::offload::kSemReady);
+    const uint32_t message = get_semaphore(gdn::offload::kSemMessage);  // a word to send from
     const uint32_t state_tiles = key_tiles * value_tiles;
     for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) {
         cb_reserve_back(cb_state_in, state_tiles);
@@ -136,7 +146,34 @@ void kernel_main() {
         }
         noc_async_read_barrier();
         cb_push_back(cb_state_in, state_tiles);
-        for (uint32_t c = 0; c < num_chunks; ++c) read_chunk(hv, c);
+        uint32_t records = 0;
+        for (uint32_t c = 0; c < num_chunks; ++c) {
+            const bool remote = offload_num && gdn::offload::offloaded(c, offload_num, offload_den);
+            if (remote) {  // ask the helper for this chunk's record: a free slot and where it is
+                cb_reserve_back(cb_record, record_tiles);
+                const uint32_t slot = records % gdn::offload::kRecordSlots;
+                const uint32_t addr_sem = get_semaphore(gdn::offload::kSemAddress +
+                                                        local_head * gdn::offload::kRecordSlots + slot);
+                *reinterpret_cast<volatile tt_l1_ptr uint32_t*>(message) = get_write_ptr(cb_record);
+                noc_semaphore_set_remote(message, get_noc_addr(helper_x, helper_y, addr_sem));
+                noc_async_write_barrier();
+                noc_semaphore_inc(get_noc_addr(helper_x, helper_y, get_semaphore(gdn::offload::kSemFree + local_head)), 1);
+            }
+            read_chunk(hv, c);
+            if (remote) {
+                noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(ready_sem), ++records);
+                cb_push_back(cb_record, record_tiles);
+            }
+        }
+    }
+#elif defined(GDN_SCAN_HELPER)
+    // A helper of the fused scan: the offloaded chunks of value heads [first_unit, first_unit + num_units),
+    // chunk by chunk, in the order its sender delivers them.
+    const uint32_t offload_num = get_common_arg_val<uint32_t>(17);
+    const uint32_t offload_den = get_common_arg_val<uint32_t>(18);
+    for (uint32_t c = 0; c < num_chunks; ++c) {
+        if (!gdn::offload::offloaded(c, offload_num, offload_den)) continue;
+        for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) read_chunk(hv, c);
     }
 #else
     for (uint32_t u = first_unit; u < first_unit + num_units; ++u) read_chunk(u / num_chunks, u % num_chunks);

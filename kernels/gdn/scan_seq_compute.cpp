@@ -15,12 +15,14 @@
 // With GDN_SCAN_FUSED defined this is the fused scan: each unit is a whole value head (VBT = VT), and
 // before each chunk the kernel runs the chunk preparation itself (scan_prep_chunk.h), so P, T~ and -T^
 // never leave L1; only q, k, v and the gate vectors are read (by scan_prep_reader.cpp in its fused
-// mode). CB indices of that mode are listed at their definitions below.
+// mode). CB indices of that mode are listed at their definitions below. Helper cores may prepare a
+// share of the chunks instead (scan_offload.h); their records arrive in c_22.
 //
 // Compile-time args: none.
 // Common runtime args: 0 tiles per chunk (nt), 1 key tiles (KT), 2 value tiles per block (VBT),
 //   3 chunks, 4 number of checkpoints, 5.. the chunk index after which each checkpoint is taken
-//   (ascending).
+//   (ascending); fused scan: then the offload numerator and denominator (scan_offload.h; 0 / 1 when no
+//   helper cores run).
 // Runtime args: 0 number of units.
 // CBs (two-program form): inputs c_0 T~ and -T^ interleaved (tile 2t and 2t + 1 for tri index t), c_2 q,
 //      c_3 P, c_4 k (nt x KT), c_5 gate vectors, c_6 initial state block (KT x VBT, fp32), c_7 v block
@@ -33,6 +35,7 @@
 #include "gate_vectors.h"
 #include "gdn_compute.h"
 #ifdef GDN_SCAN_FUSED
+#include "scan_offload.h"
 #include "scan_prep_chunk.h"
 #endif
 
@@ -54,9 +57,8 @@ constexpr uint32_t cb_h = tt::CBIndex::c_18;
 constexpr uint32_t cb_vnew = tt::CBIndex::c_19;
 constexpr uint32_t cb_kh = tt::CBIndex::c_20;
 constexpr uint32_t cb_kt = tt::CBIndex::c_21;
-// T~ and -T^ of tri index t.
-inline uint32_t t_beta_tile(uint32_t t) { return t; }
-inline uint32_t neg_t_beta_exp_tile(uint32_t t) { return t; }
+// A record prepared by a helper core (scan_offload.h): P, then T~ and -T^ interleaved.
+constexpr uint32_t cb_record = tt::CBIndex::c_22;
 #else
 constexpr uint32_t cb_t_beta = tt::CBIndex::c_0;
 constexpr uint32_t cb_neg_t_beta_exp = tt::CBIndex::c_0;
@@ -72,10 +74,42 @@ constexpr uint32_t cb_h = tt::CBIndex::c_24;
 constexpr uint32_t cb_vnew = tt::CBIndex::c_25;
 constexpr uint32_t cb_kh = tt::CBIndex::c_26;
 constexpr uint32_t cb_kt = tt::CBIndex::c_27;
-// The record interleaves T~ and -T^ tile by tile (scan_prep_chunk.h pushes them in pairs).
-inline uint32_t t_beta_tile(uint32_t t) { return 2 * t; }
-inline uint32_t neg_t_beta_exp_tile(uint32_t t) { return 2 * t + 1; }
 #endif
+
+// Where a chunk's P, T~ and -T^ are: three CBs of their own (the fused scan's own preparation), or a
+// record with P first and then T~ and -T^ interleaved tile by tile (scan_prep_chunk.h pushes them in
+// pairs), from DRAM (two-program form) or from a helper core (scan_offload.h).
+struct RecordView {
+    uint32_t cb_p, cb_t_beta, cb_neg_t_beta_exp;
+    uint32_t t_beta_first, neg_t_beta_exp_first, stride;
+    uint32_t p(uint32_t t) const { return t; }
+    uint32_t t_beta(uint32_t t) const { return t_beta_first + stride * t; }
+    uint32_t neg_t_beta_exp(uint32_t t) const { return neg_t_beta_exp_first + stride * t; }
+    void wait(uint32_t ntri) const {
+        if (cb_p == cb_t_beta) {
+            cb_wait_front(cb_p, 3 * ntri);
+        } else if (cb_t_beta == cb_neg_t_beta_exp) {
+            cb_wait_front(cb_p, ntri);
+            cb_wait_front(cb_t_beta, 2 * ntri);
+        } else {
+            cb_wait_front(cb_p, ntri);
+            cb_wait_front(cb_t_beta, ntri);
+            cb_wait_front(cb_neg_t_beta_exp, ntri);
+        }
+    }
+    void pop(uint32_t ntri) const {
+        if (cb_p == cb_t_beta) {
+            cb_pop_front(cb_p, 3 * ntri);
+        } else if (cb_t_beta == cb_neg_t_beta_exp) {
+            cb_pop_front(cb_p, ntri);
+            cb_pop_front(cb_t_beta, 2 * ntri);
+        } else {
+            cb_pop_front(cb_p, ntri);
+            cb_pop_front(cb_t_beta, ntri);
+            cb_pop_front(cb_neg_t_beta_exp, ntri);
+        }
+    }
+};
 
 // Common runtime arg holding the first checkpoint's chunk index.
 constexpr uint32_t kFirstCheckpointArg = 5;
@@ -163,9 +197,13 @@ void kernel_main() {
     const uint32_t chunk_tiles = nt * block_tiles;
     const uint32_t vec_tiles = gdn::gv::kinds(nt) * nt;
 #ifdef GDN_SCAN_FUSED
-    const uint32_t prep_tiles = ntri;  // P, T~ and -T^ each
+    // Chunks whose preparation a helper core does (scan_offload.h).
+    const uint32_t offload_num = get_common_arg_val<uint32_t>(kFirstCheckpointArg + num_checkpoints);
+    const uint32_t offload_den = get_common_arg_val<uint32_t>(kFirstCheckpointArg + num_checkpoints + 1);
+    const RecordView local_view{cb_p, cb_t_beta, cb_neg_t_beta_exp, 0, 0, 1};
+    const RecordView helper_view{cb_record, cb_record, cb_record, ntri, ntri + 1, 2};
 #else
-    const uint32_t prep_tiles = 2 * ntri;  // T~ and -T^ interleaved in one CB
+    const RecordView dram_view{cb_p, cb_t_beta, cb_neg_t_beta_exp, 0, 1, 2};
 #endif
 
     compute_kernel_hw_startup(cb_k, cb_h, cb_o);
@@ -191,10 +229,21 @@ void kernel_main() {
             KhJobs kh_jobs{nt, key_tiles, block_tiles};
             KtJobs kt_jobs{nt, key_tiles};
 #ifdef GDN_SCAN_FUSED
-            gdn::prep::PJobs p_jobs{nt, key_tiles, cb_p};
-            auto fill = [&]() { return p_jobs.run_one() || kt_jobs.run_one() || kh_jobs.run_one(); };
-            gdn::prep::prepare_chunk(records, nt, key_tiles, false, fill);
+            const bool remote = offload_num && gdn::offload::offloaded(c, offload_num, offload_den);
+            const RecordView& rec = remote ? helper_view : local_view;
+            if (!remote) {
+                gdn::prep::PJobs p_jobs{nt, key_tiles, cb_p};
+                auto fill = [&]() { return p_jobs.run_one() || kt_jobs.run_one() || kh_jobs.run_one(); };
+                gdn::prep::prepare_chunk(records, nt, key_tiles, false, fill);
+            } else {
+                DeviceZoneScopedN("seq.kh_KT");
+                while (kt_jobs.run_one()) {
+                }
+                while (kh_jobs.run_one()) {
+                }
+            }
 #else
+            const RecordView& rec = dram_view;
             {
                 DeviceZoneScopedN("seq.kh_KT");
                 while (kt_jobs.run_one()) {
@@ -207,9 +256,7 @@ void kernel_main() {
             cb_push_back(cb_kt, key_tiles * nt);
             cb_wait_front(cb_q, nt * key_tiles);
             cb_wait_front(cb_v, chunk_tiles);
-            cb_wait_front(cb_p, ntri);
-            cb_wait_front(cb_t_beta, prep_tiles);
-            cb_wait_front(cb_neg_t_beta_exp, prep_tiles);
+            rec.wait(ntri);
             cb_wait_front(cb_kh, chunk_tiles);
             cb_wait_front(cb_kt, key_tiles * nt);
             {
@@ -220,13 +267,13 @@ void kernel_main() {
                     for (uint32_t j0 = 0; j0 < block_tiles; j0 += gdn::kDstTiles) {
                         const uint32_t n = min_u32(gdn::kDstTiles, block_tiles - j0);
                         tile_regs_acquire();
-                        gdn::matmul_start(cb_t_beta, cb_v);
+                        gdn::matmul_start(rec.cb_t_beta, cb_v);
                         for (uint32_t j = 0; j <= i; ++j) {
-                            gdn::matmul_row(cb_t_beta, cb_v, t_beta_tile(tri(i, j)), j * block_tiles + j0, 0, n);
+                            gdn::matmul_row(rec.cb_t_beta, cb_v, rec.t_beta(tri(i, j)), j * block_tiles + j0, 0, n);
                         }
-                        gdn::matmul_start(cb_neg_t_beta_exp, cb_kh);
+                        gdn::matmul_start(rec.cb_neg_t_beta_exp, cb_kh);
                         for (uint32_t j = 0; j <= i; ++j) {
-                            gdn::matmul_row(cb_neg_t_beta_exp, cb_kh, neg_t_beta_exp_tile(tri(i, j)),
+                            gdn::matmul_row(rec.cb_neg_t_beta_exp, cb_kh, rec.neg_t_beta_exp(tri(i, j)),
                                             j * block_tiles + j0, 0, n);
                         }
                         pack_block_at(cb_vnew, 1, n, i, j0, block_tiles);
@@ -249,9 +296,9 @@ void kernel_main() {
                         gdn::transpose_in(cb_vec, gdn::gv::at(gdn::gv::kExpGam, i, nt), kVectorDst);
                         sfpu_bcast_col_init();
                         for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_col(x, kVectorDst);
-                        gdn::matmul_start(cb_p, cb_vnew);
+                        gdn::matmul_start(rec.cb_p, cb_vnew);
                         for (uint32_t j = 0; j <= i; ++j) {
-                            gdn::matmul_row(cb_p, cb_vnew, tri(i, j), j * block_tiles + j0, 0, n);
+                            gdn::matmul_row(rec.cb_p, cb_vnew, rec.p(tri(i, j)), j * block_tiles + j0, 0, n);
                         }
                         gdn::pack_dst_push(cb_o, n);
                     }
@@ -289,11 +336,7 @@ void kernel_main() {
             cb_pop_front(cb_q, nt * key_tiles);
             cb_pop_front(cb_v, chunk_tiles);
             cb_pop_front(cb_vec, vec_tiles);
-            cb_pop_front(cb_p, ntri);
-            cb_pop_front(cb_t_beta, prep_tiles);
-#ifdef GDN_SCAN_FUSED
-            cb_pop_front(cb_neg_t_beta_exp, prep_tiles);
-#endif
+            rec.pop(ntri);
 
             const bool checkpoint = next_checkpoint < num_checkpoints &&
                                     get_common_arg_val<uint32_t>(kFirstCheckpointArg + next_checkpoint) == c;

@@ -497,14 +497,25 @@ uint32_t Scheduler::l1_offset_of(uint32_t local_addr, uint32_t size, const char*
     return local_addr - c.l1_base;
 }
 
+// On the device an L1 address means the same offset in every core's L1. The simulator gives each core
+// its own range of host addresses, so an address a kernel got from another core (a CB pointer sent over
+// as a message) is mapped back to its offset through the core whose range holds it.
+uint32_t Scheduler::l1_offset_on_any_core(uint32_t local_addr, const char* what) {
+    const uint32_t first = cores_[0].l1_base;
+    if (local_addr >= first) {
+        const uint64_t rel = uint64_t(local_addr) - first;
+        if (rel / kL1Stride < uint64_t(kGridX * kGridY) && rel % kL1Stride < kL1Bytes) return uint32_t(rel % kL1Stride);
+    }
+    return l1_offset_of(local_addr, 0, what);  // raises with this core's range in the message
+}
+
 uint64_t Scheduler::worker_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t local_addr) {
     if (is_dram_coord(noc_x, noc_y)) return encode_noc(noc_x, noc_y, local_addr);
-    // Every core has the same L1 layout, so an address of this core's L1 names the same offset anywhere.
-    return encode_noc(noc_x, noc_y, l1_offset_of(local_addr, 0, "get_noc_addr"));
+    return encode_noc(noc_x, noc_y, l1_offset_on_any_core(local_addr, "get_noc_addr"));
 }
 
 uint64_t Scheduler::multicast_noc_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, uint32_t local_addr) {
-    uint64_t a = encode_noc(x0, y0, l1_offset_of(local_addr, 0, "get_noc_multicast_addr"));
+    uint64_t a = encode_noc(x0, y0, l1_offset_on_any_core(local_addr, "get_noc_multicast_addr"));
     return a | (uint64_t(x1 & 0x3f) << kMcastEndShift) | (uint64_t(y1 & 0x3f) << (kMcastEndShift + 6));
 }
 

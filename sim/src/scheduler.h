@@ -213,6 +213,7 @@ private:
     Core& core_at(uint32_t noc_x, uint32_t noc_y, const char* what);
     CircularBuffer& cb_of(int cb, const char* what);
     uint32_t l1_offset_of(uint32_t local_addr, uint32_t size, const char* what);
+    uint32_t l1_offset_on_any_core(uint32_t local_addr, const char* what);
     void advance(uint64_t cycles);
     ComputeState& compute_state(const char* what);
     void require_dst_index(int dst, const char* what);
