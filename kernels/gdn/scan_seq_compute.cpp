@@ -85,7 +85,7 @@ struct RecordView {
     uint32_t p(uint32_t t) const { return t; }
     uint32_t t_beta(uint32_t t) const { return t_beta_first + stride * t; }
     uint32_t neg_t_beta_exp(uint32_t t) const { return neg_t_beta_exp_first + stride * t; }
-    void wait(uint32_t ntri) const {
+    void wait_record(uint32_t ntri) const {
         if (cb_p == cb_t_beta) {
             cb_wait_front(cb_p, 3 * ntri);
         } else if (cb_t_beta == cb_neg_t_beta_exp) {
@@ -97,7 +97,7 @@ struct RecordView {
             cb_wait_front(cb_neg_t_beta_exp, ntri);
         }
     }
-    void pop(uint32_t ntri) const {
+    void pop_record(uint32_t ntri) const {
         if (cb_p == cb_t_beta) {
             cb_pop_front(cb_p, 3 * ntri);
         } else if (cb_t_beta == cb_neg_t_beta_exp) {
@@ -256,7 +256,7 @@ void kernel_main() {
             cb_push_back(cb_kt, key_tiles * nt);
             cb_wait_front(cb_q, nt * key_tiles);
             cb_wait_front(cb_v, chunk_tiles);
-            rec.wait(ntri);
+            rec.wait_record(ntri);
             cb_wait_front(cb_kh, chunk_tiles);
             cb_wait_front(cb_kt, key_tiles * nt);
             {
@@ -336,7 +336,7 @@ void kernel_main() {
             cb_pop_front(cb_q, nt * key_tiles);
             cb_pop_front(cb_v, chunk_tiles);
             cb_pop_front(cb_vec, vec_tiles);
-            rec.pop(ntri);
+            rec.pop_record(ntri);
 
             const bool checkpoint = next_checkpoint < num_checkpoints &&
                                     get_common_arg_val<uint32_t>(kFirstCheckpointArg + next_checkpoint) == c;
