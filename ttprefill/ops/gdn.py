@@ -32,21 +32,26 @@ Programs and what each fuses (kernels in kernels/gdn/):
    before the sequential step that consumes it (scan_prep_reader.cpp and scan_seq_compute.cpp built with
    GDN_SCAN_FUSED; the preparation is shared code, scan_prep_chunk.h), so the records never make the
    DRAM round trip, and the state-side products that need no preparation (k h, K~^T) run in the waits of
-   the inverse's dependent steps. Same arithmetic, same bits as 4 then 5. Chosen when the value heads
-   fill at least half the cores (fused_scan_by_default: the 27B shape's 48 heads); with few heads the
-   two programs spread the work wider. Modeled at 8192 tokens of the 27B shape: 3.03M cycles (4.11M
-   before the gate vectors and the regrouping). It is bound by the unpacker on 48 of the 64 cores: fp32
-   operands (h, kh, Vnew, T~, -T^, P) cost twice a bf16 tile to unpack, which 2 x 2 matmul blocks
-   (each unpacked tile used twice) bring down to the FPU's HiFi4 rate but not below; the diagonal-tile
-   inverses are a chain of dependent steps (filled with independent work, not removed).
+   the inverse's dependent steps. The cores the heads leave idle are helpers (scan_offload.h,
+   helper_plan): each prepares a share of the chunks of up to three heads (38 of every 64 for the 27B
+   shape's 48 heads on 16 helpers) and writes the records straight into the heads' L1, so the head
+   cores only prepare the rest. Same arithmetic, same bits as 4 then 5, with or without helpers. Chosen
+   when the value heads fill at least half the cores (fused_scan_by_default: the 27B shape's 48 heads);
+   with few heads the two programs spread the work wider. Modeled at 8192 tokens of the 27B shape:
+   2.32M cycles (4.11M before the gate vectors, the regrouping and the helpers). A head core is bound by
+   its unpacker: fp32 operands (h, kh, Vnew, T~, -T^, P) cost twice a bf16 tile to unpack, which 2 x 2
+   matmul blocks (each unpacked tile used twice) bring down to the FPU's HiFi4 rate but not below; the
+   diagonal-tile inverses are a chain of dependent steps (filled with independent work on head cores,
+   not on helpers).
 
 Why these cuts: conv and norm are per-token and channel-parallel, the gates and gate vectors are tiny,
 the scan's state-independent work parallelises over (head, chunk) and its sequential part over (head,
 value block), so each program keeps the cores busy along its own parallel axis. The price of the
 two-program scan is the chunk records' DRAM round trip (36 KB per (head, chunk) in fp32), hence the
 fused form at large head counts. conv and norm are bound by SiLU on the SFPU (exp + reciprocal per
-element in the timing model). Next measured steps for the scan: the 16 idle cores (three heads of a
-q/k group on four cores, sharing the group's q k^T and k k^T), and fusing the norm into the scan.
+element in the timing model). Next measured steps for the scan: fill the helpers' inverse waits with
+the next record's decay and A tiles, compute q h in 2 x 2 blocks alongside k h, and share a q/k
+group's q k^T and k k^T between its three heads.
 
 Layouts: token-major tiled tensors, q/k/v [T, channels] (the conv output [T, 2HK + HV V] is consumed
 in place: a head is a column offset), g/beta [T, HV] fp32, gate vectors [quantities x HV, T] fp32
