@@ -149,8 +149,11 @@ def test_fused_scan_adversarial_long_sequence(sim):
 
 
 def test_scan_form_choice():
-    # The fused form when the value heads fill at least half the cores (the 27B shape), else two programs.
+    # The fused form when the value heads fill at least a quarter of the cores (the 27B shape, the 9B's
+    # 16 heads per chip), else two programs.
     assert gdn.fused_scan_by_default(gdn.ScanShape(4096, 16, 48, 128, 128))
+    assert gdn.fused_scan_by_default(gdn.ScanShape(4096, 8, 16, 128, 128))
+    assert not gdn.fused_scan_by_default(gdn.ScanShape(4096, 4, 12, 128, 128))
     assert not gdn.fused_scan_by_default(gdn.ScanShape(4096, 2, 4, 128, 128))
     with pytest.raises(gdn.GdnShapeError, match="whole value heads"):
         run_scan(NoRunDevice(), scan_inputs(64, 1, 1, 64, 64), 64, fused=True, block_tiles=1)
