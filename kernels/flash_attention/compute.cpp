@@ -115,8 +115,7 @@ void make_constant_tiles(uint32_t cb, uint32_t count, float value) {
 // packed onto the row group's partial-sum tiles in cb_psum with the packer's L1 accumulation: after
 // the block, tile r holds the element-wise sum of row r's probability tiles in fp32, and one
 // REDUCE_ROW per row gives the block's row sums (row_sums). This keeps the row sums off the matrix
-// unit and the unpacker (a P @ ones matmul costs a tile matmul per probability tile); the packer has
-// room to spare. The first key tile of the block overwrites (no accumulation) to start the sum.
+// unit and the unpacker (a P @ ones matmul costs a tile matmul per probability tile). The first key tile of the block overwrites (no accumulation) to start the sum.
 void pack_partial_sums(const Geometry& g, uint32_t cols, uint32_t c0) {
     pack_reconfig_data_format(fa::cb_psum);
     for (uint32_t r = 0; r < g.rt; ++r) {
@@ -132,13 +131,21 @@ void pack_partial_sums(const Geometry& g, uint32_t cols, uint32_t c0) {
 // ---------------------------------------------------------------- scores
 // Q K^T for a row group and key block, rt x ct_s tiles per DST block, masked.
 // Fast path (`fused`): one more k-step subtracts m, then exp -> P in cb_p. Otherwise S -> cb_s.
-void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
+// In three parts (scores_begin, one scores_block per DST block of ct_s key tiles, scores_end) so
+// that a fast step can interleave the blocks with the previous row group's P V (finish_step).
+uint32_t score_blocks(const Geometry& g, const Step& s) { return (s.width + g.ct_s - 1) / g.ct_s; }
+
+void scores_begin(const Geometry& g, bool fused) {
     cb_wait_front(fa::cb_k, Bk * Dt);
     if (fused) cb_wait_front(fa::cb_m, g.rows);
-    const uint32_t out_cb = fused ? fa::cb_p : fa::cb_s;
-    cb_reserve_back(out_cb, g.rt * Bk);
+    cb_reserve_back(fused ? fa::cb_p : fa::cb_s, g.rt * Bk);
     if (fused) cb_reserve_back(fa::cb_psum, g.rt);
-    for (uint32_t c0 = 0; c0 < s.width; c0 += g.ct_s) {
+}
+
+void scores_block(const Geometry& g, fa::Unit unit, const Step& s, bool fused, uint32_t block) {
+    const uint32_t out_cb = fused ? fa::cb_p : fa::cb_s;
+    {
+        const uint32_t c0 = block * g.ct_s;
         const uint32_t cols = min_u32(g.ct_s, s.width - c0);
         tile_regs_acquire();
         // Masked tiles start from their mask tile (0 / -inf) and the matmul accumulates on top: exact,
@@ -158,7 +165,7 @@ void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
             }
         }
         // The shift's k-step goes first: its operands are bfp8 (half a bf16 tile), so they unpack
-        // while the SFPU finishes the previous block's exp, and the first Q K^T k-step unpacks during it.
+        // quickly after the DST half is acquired, and the first Q K^T k-step unpacks during it.
         if (fused) {
             reconfig_data_format(fa::cb_spread, fa::cb_m);
             matmul_block_init(fa::cb_m, fa::cb_spread, /*transpose=*/0, cols, g.rt, 1);
@@ -169,12 +176,16 @@ void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
         for (uint32_t d = 0; d < Dt; ++d) {
             matmul_block(fa::cb_q, fa::cb_k, s.rho0 * Dt + d, d * Bk + c0, 0, /*transpose=*/1, cols, g.rt, Dt);
         }
-        if (fused) {
-            exp_tile_init<APPROX, kScaleFp32Bits>();
-            for (uint32_t i = 0; i < g.rt * cols; ++i) exp_tile<APPROX, true>(i, VectorMode::RC, kScaleBf16);
-        }
         tile_regs_commit();
         tile_regs_wait();
+        // The exp runs on the pack thread, on the DST half the packer now holds: it overlaps the
+        // matrix unit's next block (the other half) instead of following it on the math thread.
+        if (fused) {
+            exp_packthread_tile_init<APPROX, kScaleFp32Bits>();
+            for (uint32_t i = 0; i < g.rt * cols; ++i) {
+                exp_packthread_tile<APPROX, true>(i, VectorMode::RC, kScaleBf16);
+            }
+        }
         // The partial sums are packed first and pushed as soon as they are complete: the row sums need
         // only them, so they start while the block's last probabilities are still being packed.
         if (fused) pack_partial_sums(g, cols, c0);
@@ -185,7 +196,14 @@ void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
         }
         tile_regs_release();
     }
-    cb_push_back(out_cb, g.rt * Bk);
+}
+
+void scores_end(const Geometry& g, bool fused) { cb_push_back(fused ? fa::cb_p : fa::cb_s, g.rt * Bk); }
+
+void scores(const Geometry& g, fa::Unit unit, const Step& s, bool fused) {
+    scores_begin(g, fused);
+    for (uint32_t b = 0; b < score_blocks(g, s); ++b) scores_block(g, unit, s, fused, b);
+    scores_end(g, fused);
 }
 
 // ---------------------------------------------------------------- slow path: row max, new shift, P
@@ -434,24 +452,41 @@ uint32_t output_tile(const Step& s, uint32_t chunk_index, uint32_t i, const Geom
     return s.rho0 * Dt + chunk_index * g.rt * g.ct_o + i;
 }
 
-// The fast path: O += P V (the first block writes O), chunk by chunk: the matmuls of chunk n into DST
-// (product_chunk), then packed onto O with the packer's L1 accumulation (accumulate_chunk).
-void product_chunk(const Geometry& g, const Step& s, uint32_t c0) {
+// The fast path: O += P V (the first block writes O) in pieces: output chunk n (rt x ct_o tiles) over
+// key tiles k0 .. k1 of the block, formed in DST (product_piece) and packed onto O with the packer's
+// L1 accumulation (accumulate_piece). A chunk is cut into several pieces when the next row group's
+// score blocks are interleaved with them (finish_step): the packer's heavy work (exp, P and the
+// partial sums of a score block) then alternates with the matrix unit's heavy work (P V), and DST's
+// two halves keep both busy.
+struct Piece {
+    uint32_t chunk, k0, k1;
+};
+
+uint32_t output_chunks(const Geometry& g) { return (Dt + g.ct_o - 1) / g.ct_o; }
+
+// Piece i of a step whose chunks are each cut into `parts` key ranges (chunk-major order).
+Piece output_piece(const Step& s, uint32_t parts, uint32_t i) {
+    const uint32_t part = i % parts;
+    return Piece{i / parts, part * s.width / parts, (part + 1) * s.width / parts};
+}
+
+void product_piece(const Geometry& g, const Piece& piece) {
     tile_regs_acquire();
     reconfig_data_format(fa::cb_v, fa::cb_p);
     matmul_block_init(fa::cb_p, fa::cb_v, /*transpose=*/0, g.ct_o, g.rt, Bk);
-    for (uint32_t k = 0; k < s.width; ++k) {
-        matmul_block(fa::cb_p, fa::cb_v, k, k * Dt + c0, 0, /*transpose=*/0, g.ct_o, g.rt, Bk);
+    for (uint32_t k = piece.k0; k < piece.k1; ++k) {
+        matmul_block(fa::cb_p, fa::cb_v, k, k * Dt + piece.chunk * g.ct_o, 0, /*transpose=*/0, g.ct_o, g.rt, Bk);
     }
     tile_regs_commit();
 }
 
-void accumulate_chunk(const Geometry& g, const Step& s, uint32_t chunk_index) {
+void accumulate_piece(const Geometry& g, const Step& s, const Piece& piece) {
+    const bool overwrite = s.first_block() && piece.k0 == 0;  // the unit's first product of this chunk
     tile_regs_wait();
     pack_reconfig_data_format(fa::cb_o);
-    if (!s.first_block()) pack_reconfig_l1_acc(1);
-    for (uint32_t i = 0; i < g.rt * g.ct_o; ++i) pack_tile<true>(i, fa::cb_o, output_tile(s, chunk_index, i, g));
-    if (!s.first_block()) pack_reconfig_l1_acc(0);
+    if (!overwrite) pack_reconfig_l1_acc(1);
+    for (uint32_t i = 0; i < g.rt * g.ct_o; ++i) pack_tile<true>(i, fa::cb_o, output_tile(s, piece.chunk, i, g));
+    if (!overwrite) pack_reconfig_l1_acc(0);
     tile_regs_release();
 }
 
@@ -537,57 +572,87 @@ void slow_step(const Geometry& g, fa::Unit unit, const Step& s) {
     cb_pop_front(fa::cb_alpha, g.rt);
 }
 
-// The rest of a step whose scores are done: row sums, overflow guard, O update. The first output
-// chunk's product is formed in DST before the guard is read (so the matmuls overlap the packing of
-// the sums it waits for) and packed onto O only if the guard passes; a rejected step drops it from
-// DST and is redone on the slow path.
-// Row groups are software-pipelined within a key block: the next row group's scores (`queued`, or
-// null) are formed before this one's row sums, so the packer's last probability and partial-sum
-// tiles of a row group are written while the matrix unit already works on the next one (cb_p and
-// cb_psum hold two row groups). A rejected step first drops the queued row group's probabilities
-// (the slow path needs cb_p and cb_psum to itself) and forms them again afterwards (same shift:
-// the row groups' shifts are independent).
-void finish_step(const Geometry& g, fa::Unit unit, const Step& s, const Step* queued) {
+// Key blocks of at least this many key tiles interleave the next row group's score blocks with the
+// current one's P V (finish_step): a score block keeps the packer busy for ~670 cycles (exp, P and
+// partial sums of 4 tiles), and a piece of P V (2 x 2 output tiles) takes the matrix unit 128 cycles
+// (HiFi2) per key tile, so pieces of 6+ key tiles let the packer catch up behind each one.
+constexpr uint32_t kMinPieceKeys = 6;
+
+bool interleaved(uint32_t width) { return width >= 2 * kMinPieceKeys; }
+
+// The rest of a step whose scores are done: row sums, overflow guard, O update, and the next row
+// group's scores (`next`, or null: the last row group of the key block). The row groups of a key
+// block are software-pipelined, so that the packer's work on one row group's probabilities overlaps
+// the matrix unit's work on another (cb_p and cb_psum hold two row groups, this one's at the front):
+// * wide key blocks (interleaved): score block b of the next row group is followed by this row
+//   group's P V pieces up to (b + 1) / blocks of them; the step ends with a piece (light for the
+//   packer), so the next step's guard finds the packer nearly caught up;
+// * narrow ones: the next row group's scores were formed before this call (`next_formed`).
+// The first piece of P V is formed in DST before the guard is read (so the matmuls overlap the
+// packing of the sums it waits for) and packed onto O only if the guard passes. A rejected step
+// drops it from DST, drops the next row group's probabilities if they are formed (the slow path needs
+// cb_p and cb_psum to itself), is redone on the slow path, and then the next row group's scores are
+// formed on their own (same shift: the row groups' shifts are independent).
+void finish_step(const Geometry& g, fa::Unit unit, const Step& s, const Step* next, bool next_formed) {
     row_sums(g, s, /*rescale=*/false, /*guarded=*/true);
     cb_wait_front(fa::cb_p, g.rt * Bk);
     cb_wait_front(fa::cb_v, Bk * Dt);
-    product_chunk(g, s, 0);
-    if (sums_within_guard(g, s)) {
-        commit_sums(g, s);
-        accumulate_chunk(g, s, 0);
-        for (uint32_t c0 = g.ct_o, n = 1; c0 < Dt; c0 += g.ct_o, ++n) {
-            product_chunk(g, s, c0);
-            accumulate_chunk(g, s, n);
-        }
-        cb_pop_front(fa::cb_p, g.rt * Bk);
-    } else {
+    const bool interleave = next != nullptr && !next_formed;
+    const uint32_t blocks = interleave ? score_blocks(g, *next) : 0;
+    const uint32_t parts = interleave ? s.width / kMinPieceKeys : 1;
+    const uint32_t pieces = output_chunks(g) * parts;
+    product_piece(g, output_piece(s, parts, 0));
+    if (!sums_within_guard(g, s)) {
         tile_regs_wait();
         tile_regs_release();
         cb_pop_front(fa::cb_p, g.rt * Bk);
-        if (queued != nullptr) {
+        if (next != nullptr && next_formed) {
             cb_wait_front(fa::cb_p, g.rt * Bk);
             cb_pop_front(fa::cb_p, g.rt * Bk);
             cb_wait_front(fa::cb_psum, g.rt);
             cb_pop_front(fa::cb_psum, g.rt);
         }
         slow_step(g, unit, s);
-        if (queued != nullptr) scores(g, unit, *queued, /*fused=*/true);
+        if (next != nullptr) scores(g, unit, *next, /*fused=*/true);
+        return;
     }
+    commit_sums(g, s);
+    accumulate_piece(g, s, output_piece(s, parts, 0));
+    uint32_t done = 1;
+    if (interleave) {
+        scores_begin(g, /*fused=*/true);
+        for (uint32_t b = 0; b < blocks; ++b) {
+            scores_block(g, unit, *next, /*fused=*/true, b);
+            for (const uint32_t until = 1 + (b + 1) * (pieces - 1) / blocks; done < until; ++done) {
+                const Piece piece = output_piece(s, parts, done);
+                product_piece(g, piece);
+                accumulate_piece(g, s, piece);
+            }
+        }
+    }
+    for (; done < pieces; ++done) {
+        const Piece piece = output_piece(s, parts, done);
+        product_piece(g, piece);
+        accumulate_piece(g, s, piece);
+    }
+    cb_pop_front(fa::cb_p, g.rt * Bk);
+    if (interleave) scores_end(g, /*fused=*/true);
 }
 
 // One key block against every row group of the unit, pipelined as finish_step describes (the
 // pipeline drains at the end of the block: the last row group may still need this K block for a
 // slow step, and the next block's K sits behind it in cb_k).
 void key_block(const Geometry& g, fa::Unit unit, uint32_t kb, uint32_t width) {
+    const bool interleave = interleaved(width);
     Step pending{kb, 0, width};
     scores(g, unit, pending, /*fused=*/true);
     for (uint32_t rho0 = g.rt; rho0 < g.rows; rho0 += g.rt) {
         const Step next{kb, rho0, width};
-        scores(g, unit, next, /*fused=*/true);
-        finish_step(g, unit, pending, &next);
+        if (!interleave) scores(g, unit, next, /*fused=*/true);
+        finish_step(g, unit, pending, &next, /*next_formed=*/!interleave);
         pending = next;
     }
-    finish_step(g, unit, pending, nullptr);
+    finish_step(g, unit, pending, nullptr, /*next_formed=*/false);
 }
 
 // ---------------------------------------------------------------- out = O / l (* sigmoid(gate))
