@@ -96,29 +96,32 @@ inline void decay_tile(uint32_t i, uint32_t j, uint32_t nt) {
     gdn::pack_dst_push(cb_decay);
 }
 
-// A(I, J) = beta_I (k_I k_J^T) decay(I, J), strictly lower, into cb_a. Uses DST 0 and 1.
-inline void a_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles) {
+// (left_I k_J^T) decay(I, J), times beta_I when with_beta, with the diagonal tile masked to
+// `diagonal_mask`, into cb_out. Uses DST 0 and 1.
+inline void decayed_product_tile(uint32_t cb_left, uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles,
+                                 bool with_beta, uint32_t diagonal_mask, uint32_t cb_out) {
     tile_regs_acquire();
-    gdn::matmul_start(cb_k, cb_k, 1);
-    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
+    gdn::matmul_start(cb_left, cb_k, 1);
+    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_left, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
     gdn::copy_in(cb_decay, tri(i, j), 1);
     gdn::mul_dst(0, 1, 0);
-    col_vector(gdn::gv::kBeta, i, nt, 1);
-    sfpu_bcast_col_init();
-    sfpu_mul_bcast_col(0, 1);
-    if (i == j) gdn::mask_dst(0, cb_consts, gdn::kConstStrictLower);
-    gdn::pack_dst_push(cb_a);
+    if (with_beta) {
+        col_vector(gdn::gv::kBeta, i, nt, 1);
+        sfpu_bcast_col_init();
+        sfpu_mul_bcast_col(0, 1);
+    }
+    if (i == j) gdn::mask_dst(0, cb_consts, diagonal_mask);
+    gdn::pack_dst_push(cb_out);
 }
 
-// P(I, J) = (q_I k_J^T) decay(I, J), lower including the diagonal, into cb_p. Uses DST 0 and 1.
-inline void p_tile(uint32_t i, uint32_t j, uint32_t key_tiles, uint32_t cb_p) {
-    tile_regs_acquire();
-    gdn::matmul_start(cb_q, cb_k, 1);
-    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
-    gdn::copy_in(cb_decay, tri(i, j), 1);
-    gdn::mul_dst(0, 1, 0);
-    if (i == j) gdn::mask_dst(0, cb_consts, gdn::kConstLowerIncl);
-    gdn::pack_dst_push(cb_p);
+// A(I, J) = beta_I (k_I k_J^T) decay(I, J), strictly lower, into cb_a.
+inline void a_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles) {
+    decayed_product_tile(cb_k, i, j, nt, key_tiles, true, gdn::kConstStrictLower, cb_a);
+}
+
+// P(I, J) = (q_I k_J^T) decay(I, J), lower including the diagonal, into cb_p.
+inline void p_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles, uint32_t cb_p) {
+    decayed_product_tile(cb_q, i, j, nt, key_tiles, false, gdn::kConstLowerIncl, cb_p);
 }
 
 // The P tiles of a chunk as jobs for the inverse's idle gaps (see invert): run_one computes the next
@@ -128,7 +131,7 @@ struct PJobs {
     uint32_t i = 0, j = 0;
     bool run_one() {
         if (i == nt) return false;
-        p_tile(i, j, key_tiles, cb_p);
+        p_tile(i, j, nt, key_tiles, cb_p);
         if (++j > i) j = 0, ++i;
         return true;
     }

@@ -85,30 +85,22 @@ struct RecordView {
     uint32_t p(uint32_t t) const { return t; }
     uint32_t t_beta(uint32_t t) const { return t_beta_first + stride * t; }
     uint32_t neg_t_beta_exp(uint32_t t) const { return neg_t_beta_exp_first + stride * t; }
-    void wait_record(uint32_t ntri) const {
+    // Apply op (cb_wait_front or cb_pop_front) to each CB the record lives in, with its tile count.
+    template <typename Op>
+    void each_cb(uint32_t ntri, Op op) const {
         if (cb_p == cb_t_beta) {
-            cb_wait_front(cb_p, 3 * ntri);
+            op(cb_p, 3 * ntri);
         } else if (cb_t_beta == cb_neg_t_beta_exp) {
-            cb_wait_front(cb_p, ntri);
-            cb_wait_front(cb_t_beta, 2 * ntri);
+            op(cb_p, ntri);
+            op(cb_t_beta, 2 * ntri);
         } else {
-            cb_wait_front(cb_p, ntri);
-            cb_wait_front(cb_t_beta, ntri);
-            cb_wait_front(cb_neg_t_beta_exp, ntri);
+            op(cb_p, ntri);
+            op(cb_t_beta, ntri);
+            op(cb_neg_t_beta_exp, ntri);
         }
     }
-    void pop_record(uint32_t ntri) const {
-        if (cb_p == cb_t_beta) {
-            cb_pop_front(cb_p, 3 * ntri);
-        } else if (cb_t_beta == cb_neg_t_beta_exp) {
-            cb_pop_front(cb_p, ntri);
-            cb_pop_front(cb_t_beta, 2 * ntri);
-        } else {
-            cb_pop_front(cb_p, ntri);
-            cb_pop_front(cb_t_beta, ntri);
-            cb_pop_front(cb_neg_t_beta_exp, ntri);
-        }
-    }
+    void wait_record(uint32_t ntri) const { each_cb(ntri, [](uint32_t cb, uint32_t n) { cb_wait_front(cb, n); }); }
+    void pop_record(uint32_t ntri) const { each_cb(ntri, [](uint32_t cb, uint32_t n) { cb_pop_front(cb, n); }); }
 };
 
 // Common runtime arg holding the first checkpoint's chunk index.
