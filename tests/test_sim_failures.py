@@ -77,6 +77,8 @@ def test_unconfigured_cb(sim, tensors):
     ("MISUSE_DST_INDEX", "DST index 4 is past the 4 tiles"),
     ("MISUSE_WRONG_INIT", "the FPU is configured for copy"),
     ("MISUSE_DOUBLE_ACQUIRE", "DST is already held"),
+    ("MISUSE_PACK_EXP_WHILE_MATH_HOLDS_DST", "the pack thread holds DST only between tile_regs_wait"),
+    ("MISUSE_BCAST_WITHOUT_INIT", "sfpu_bcast_col_init"),
     ("MISUSE_NO_RELEASE", "missing tile_regs_release"),
 ])
 def test_dst_misuse(sim, tensors, misuse, pattern):
