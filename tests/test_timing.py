@@ -65,6 +65,11 @@ def test_compute_pipelines_overlap_unpack_and_math():
     report = _matmul_report(SimDevice(timing_only=True), 1024, DataFormat.Float16_b, MathFidelity.HiFi4, (4, 4), 4)
     m = utilisation(report, flops=2 * 1024 ** 3, cores=16, fidelity=MathFidelity.HiFi4)
     assert m["fpu_util"] > 0.6
+    # The FPU pipeline's busy share is at least the useful FLOPs' share (it also counts the example's
+    # partial-sum reloads); a matmul does no SFPU work; it moves bytes over the NoC (multicasts).
+    assert m["pipeline_busy"]["fpu"] >= m["fpu_util"] - 1e-9
+    assert m["sfpu_util"] == 0.0 and 0.0 < m["noc_util"] < 1.0 and 0.0 < m["dram_util"] < 1.0
+    assert all(0.0 <= v <= 1.0 for v in m["pipeline_busy"].values())
 
 
 @pytest.mark.parametrize("fmt,fid", [(DataFormat.Float16_b, MathFidelity.HiFi2), (DataFormat.Bfp8_b, MathFidelity.LoFi)])
