@@ -4,7 +4,7 @@
 // P, T~ = T diag(beta), -T^ = -T diag(beta exp(gam))) and gate vectors (gate_vectors.h):
 //     kh   = k h
 //     Vnew = T~ v + (-T^) kh                      (= U - W h, regrouped)
-//     O    = exp(gam) * (q h) + P Vnew            (row scaling commutes with q h)
+//     O    = q~ h + P Vnew,   q~ = diag(exp(gam)) q
 //     h   <- exp(last) h + K~^T Vnew,   K~^T = K^T diag(exp(last - gam))
 // q, k, v and K^T (a transpose of the bf16 k tiles, exact) enter the matmuls exact; h, kh, Vnew and
 // the preparation's products as TF32. The row and column factors are SFPU broadcasts in fp32 DST, the
@@ -27,7 +27,8 @@
 // CBs (two-program form): inputs c_0 T~ and -T^ interleaved (tile 2t and 2t + 1 for tri index t), c_2 q,
 //      c_3 P, c_4 k (nt x KT), c_5 gate vectors, c_6 initial state block (KT x VBT, fp32), c_7 v block
 //      (nt x VBT); scratch c_24 state (2 x KT x VBT), c_25 Vnew, c_26 kh (nt x VBT), c_27 K~^T
-//      (KT x nt), all fp32; outputs c_16 O tiles, c_17 state blocks (checkpoints, then the final state).
+//      (KT x nt), c_28 q~ (nt x KT), all fp32; outputs c_16 O tiles (a chunk's, packed in 2 x 2 blocks),
+//      c_17 state blocks (checkpoints, then the final state).
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
 #include "api/compute/sfpu_binary_bcast.h"
@@ -57,6 +58,7 @@ constexpr uint32_t cb_h = tt::CBIndex::c_18;
 constexpr uint32_t cb_vnew = tt::CBIndex::c_19;
 constexpr uint32_t cb_kh = tt::CBIndex::c_20;
 constexpr uint32_t cb_kt = tt::CBIndex::c_21;
+constexpr uint32_t cb_qt = tt::CBIndex::c_23;
 // A record prepared by a helper core (scan_offload.h): P, then T~ and -T^ interleaved.
 constexpr uint32_t cb_record = tt::CBIndex::c_22;
 #else
@@ -74,6 +76,7 @@ constexpr uint32_t cb_h = tt::CBIndex::c_24;
 constexpr uint32_t cb_vnew = tt::CBIndex::c_25;
 constexpr uint32_t cb_kh = tt::CBIndex::c_26;
 constexpr uint32_t cb_kt = tt::CBIndex::c_27;
+constexpr uint32_t cb_qt = tt::CBIndex::c_28;
 #endif
 
 // Where a chunk's P, T~ and -T^ are: three CBs of their own (the fused scan's own preparation), or a
@@ -152,6 +155,31 @@ struct KhJobs {
     }
 };
 
+// q~ = exp(gam) * q, each row tile I times its column vector, up to kVectorDst tiles per run_one, into
+// cb_qt's reserved region (fp32): the left operand of O's q h, so O runs in 2 x 2 blocks with no DST
+// slot kept for the factor.
+struct QtJobs {
+    uint32_t nt, key_tiles;
+    uint32_t i = 0, kt0 = 0;
+    bool run_one() {
+        if (i >= nt) return false;
+        const uint32_t n = min_u32(kVectorDst, key_tiles - kt0);
+        tile_regs_acquire();
+        for (uint32_t x = 0; x < n; ++x) gdn::copy_in(cb_q, i * key_tiles + kt0 + x, x);
+        gdn::transpose_in(cb_vec, gdn::gv::at(gdn::gv::kExpGam, i, nt), kVectorDst);
+        sfpu_bcast_col_init();
+        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_col(x, kVectorDst);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_reconfig_data_format(cb_qt);
+        for (uint32_t x = 0; x < n; ++x) pack_tile<true>(x, cb_qt, i * key_tiles + kt0 + x);
+        tile_regs_release();
+        kt0 += kVectorDst;
+        if (kt0 >= key_tiles) kt0 = 0, ++i;
+        return true;
+    }
+};
+
 // K~^T tile (kt, i) = transpose(k(i, kt)) * exp(last - gam) along its columns (tokens), up to
 // kVectorDst tiles per run_one, into cb_kt's reserved region (fp32).
 struct KtJobs {
@@ -214,24 +242,31 @@ void kernel_main() {
             cb_wait_front(cb_h, state_tiles);
             cb_wait_front(cb_k, nt * key_tiles);
             cb_wait_front(cb_vec, vec_tiles);
-            // The state-side products that need neither the preparation nor v: k h and K~^T. In the
-            // fused scan they fill the waits of the preparation's inverse (scan_prep_chunk.h).
+            cb_wait_front(cb_q, nt * key_tiles);
+            // The products that need neither the preparation nor v: k h, K~^T and q~. In the fused
+            // scan they fill the waits of the preparation's inverse (scan_prep_chunk.h).
             cb_reserve_back(cb_kh, chunk_tiles);
             cb_reserve_back(cb_kt, key_tiles * nt);
+            cb_reserve_back(cb_qt, key_tiles * nt);
             KhJobs kh_jobs{nt, key_tiles, block_tiles};
             KtJobs kt_jobs{nt, key_tiles};
+            QtJobs qt_jobs{nt, key_tiles};
 #ifdef GDN_SCAN_FUSED
             const bool remote = offload_num && gdn::offload::offloaded(c, offload_num, offload_den);
             const RecordView& rec = remote ? helper_view : local_view;
             if (!remote) {
                 gdn::prep::PJobs p_jobs{nt, key_tiles, cb_p};
-                auto fill = [&]() { return p_jobs.run_one() || kt_jobs.run_one() || kh_jobs.run_one(); };
+                auto fill = [&]() {
+                    return p_jobs.run_one() || kt_jobs.run_one() || kh_jobs.run_one() || qt_jobs.run_one();
+                };
                 gdn::prep::prepare_chunk(records, nt, key_tiles, false, fill);
             } else {
                 DeviceZoneScopedN("seq.kh_KT");
                 while (kt_jobs.run_one()) {
                 }
                 while (kh_jobs.run_one()) {
+                }
+                while (qt_jobs.run_one()) {
                 }
             }
 #else
@@ -242,15 +277,18 @@ void kernel_main() {
                 }
                 while (kh_jobs.run_one()) {
                 }
+                while (qt_jobs.run_one()) {
+                }
             }
 #endif
             cb_push_back(cb_kh, chunk_tiles);
             cb_push_back(cb_kt, key_tiles * nt);
-            cb_wait_front(cb_q, nt * key_tiles);
+            cb_push_back(cb_qt, key_tiles * nt);
             cb_wait_front(cb_v, chunk_tiles);
             rec.wait_record(ntri);
             cb_wait_front(cb_kh, chunk_tiles);
             cb_wait_front(cb_kt, key_tiles * nt);
+            cb_wait_front(cb_qt, key_tiles * nt);
             {
                 DeviceZoneScopedN("seq.vnew");
                 // Vnew(I, :) = sum_{J <= I} T~(I, J) v(J, :) + (-T^)(I, J) kh(J, :), up to kDstTiles columns.
@@ -276,25 +314,27 @@ void kernel_main() {
             }
             {
                 DeviceZoneScopedN("seq.O");
-                // O(I, :) = exp(gam_I) * (q_I h) + sum_{J <= I} P(I, J) Vnew(J, :)
-                for (uint32_t i = 0; i < nt; ++i) {
-                    for (uint32_t j0 = 0; j0 < block_tiles; j0 += kVectorDst) {
-                        const uint32_t n = min_u32(kVectorDst, block_tiles - j0);
+                // O(I, :) = q~_I h + sum_{J <= I} P(I, J) Vnew(J, :), in 2 x 2 blocks packed to their places.
+                cb_reserve_back(cb_o, chunk_tiles);
+                for (uint32_t i0 = 0; i0 < nt; i0 += 2) {
+                    const uint32_t rn = min_u32(2, nt - i0);
+                    for (uint32_t j0 = 0; j0 < block_tiles; j0 += 2) {
+                        const uint32_t cn = min_u32(2, block_tiles - j0);
                         tile_regs_acquire();
-                        gdn::matmul_start(cb_q, cb_h);
+                        gdn::matmul_start(cb_qt, cb_h);
                         for (uint32_t kt = 0; kt < key_tiles; ++kt) {
-                            gdn::matmul_row(cb_q, cb_h, i * key_tiles + kt, kt * block_tiles + j0, 0, n);
+                            matmul_block(cb_qt, cb_h, i0 * key_tiles + kt, kt * block_tiles + j0, 0, 0, cn, rn, key_tiles);
                         }
-                        gdn::transpose_in(cb_vec, gdn::gv::at(gdn::gv::kExpGam, i, nt), kVectorDst);
-                        sfpu_bcast_col_init();
-                        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_col(x, kVectorDst);
                         gdn::matmul_start(rec.cb_p, cb_vnew);
-                        for (uint32_t j = 0; j <= i; ++j) {
-                            gdn::matmul_row(rec.cb_p, cb_vnew, rec.p(tri(i, j)), j * block_tiles + j0, 0, n);
+                        for (uint32_t r = 0; r < rn; ++r) {
+                            for (uint32_t j = 0; j <= i0 + r; ++j) {
+                                gdn::matmul_row(rec.cb_p, cb_vnew, rec.p(tri(i0 + r, j)), j * block_tiles + j0, r * cn, cn);
+                            }
                         }
-                        gdn::pack_dst_push(cb_o, n);
+                        pack_block_at(cb_o, rn, cn, i0, j0, block_tiles);
                     }
                 }
+                cb_push_back(cb_o, chunk_tiles);
             }
             {
                 DeviceZoneScopedN("seq.h");
@@ -324,6 +364,7 @@ void kernel_main() {
             cb_pop_front(cb_kh, chunk_tiles);
             cb_pop_front(cb_vnew, chunk_tiles);
             cb_pop_front(cb_kt, key_tiles * nt);
+            cb_pop_front(cb_qt, key_tiles * nt);
             cb_pop_front(cb_k, nt * key_tiles);
             cb_pop_front(cb_q, nt * key_tiles);
             cb_pop_front(cb_v, chunk_tiles);

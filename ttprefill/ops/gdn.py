@@ -473,9 +473,9 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
         cb(0, rec_fmt, 4 * s.tri_tiles), cb(2, qkv_fmt, 2 * nt * kt), cb(3, rec_fmt, 2 * s.tri_tiles),  # T pairs, q, P
         cb(4, qkv_fmt, 2 * nt * kt), cb(5, FP32, 2 * s.vector_tiles), cb(6, FP32, kt * block),  # k, vectors, state in
         cb(7, qkv_fmt, 2 * nt * block),                                                      # v block
-        cb(16, out.tensor.data_format, 8), cb(17, FP32, DST_TILES),                          # O, state out
+        cb(16, out.tensor.data_format, 2 * nt * block), cb(17, FP32, DST_TILES),             # O, state out
         cb(24, FP32, 2 * kt * block), cb(25, FP32, nt * block), cb(26, FP32, nt * block),    # h, Vnew, kh
-        cb(27, FP32, kt * nt),                                                               # K~^T
+        cb(27, FP32, kt * nt), cb(28, FP32, kt * nt),                                        # K~^T, q~
     ]
     ck = [int(c) for c in checkpoint_chunks]
     reader = Kernel(GDN_KERNELS / "scan_seq_reader.cpp", Role.RISCV_1, cores,
@@ -588,9 +588,9 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
         # The chunk's preparation in L1 (fp32: it costs no DRAM here) and the sequential part's CBs.
         cb(11, FP32, s.tri_tiles), cb(12, FP32, s.tri_tiles), cb(13, FP32, s.tri_tiles),  # P, T~, -T^
         cb(15, FP32, kt * vt),                                                 # initial state
-        cb(16, out_fmt, 8), cb(17, FP32, DST_TILES),                           # O, state out
+        cb(16, out_fmt, 2 * nt * vt), cb(17, FP32, DST_TILES),                 # O (two chunks), state out
         cb(18, FP32, 2 * kt * vt), cb(19, FP32, nt * vt), cb(20, FP32, nt * vt),  # h, Vnew, kh
-        cb(21, FP32, kt * nt),                                                 # K~^T
+        cb(21, FP32, kt * nt), cb(23, FP32, kt * nt),                          # K~^T, q~
         cb(22, FP32, RECORD_SLOTS * s.record_tiles),                           # records from a helper
     ]
     offload = [hplan.offload_num, hplan.offload_den] if hplan else [0, 1]
