@@ -11,9 +11,10 @@
 //   (cb_spread), so S - m is formed in the fp32 accumulator and never packed; tiles that straddle the
 //   diagonal start from a mask tile (0 / -inf) the matmul accumulates onto, tiles past it from the all
 //   -inf one.
-//   l_new = l + row sums of P: the packer adds each P tile (fp32, as it leaves DST) onto one partial-sum
-//   tile per row with its L1 accumulation, and one REDUCE_ROW per row and block finishes the sums, so
-//   the row sums cost neither matrix-unit nor unpacker time per probability tile.
+//   l_new = l + row sums of P: the packer adds each P tile (as it leaves DST) onto one partial-sum tile
+//   per row with its L1 accumulation (the partial sums are bf16, set by the planner's CB format: they
+//   restart every key block and l itself stays fp32), and one REDUCE_ROW per row and block finishes the
+//   sums, so the row sums cost neither matrix-unit nor unpacker time per probability tile.
 //   Overflow guard: the step is kept if no row's block sum l_new - l exceeds e^guard (read back from L1
 //   with read_tile_value); m is not moved, so O and l need no rescaling. Scores that outgrow m by that
 //   much are rare (m is a max of scores the row has seen); such a step is redone on the slow path.
@@ -113,7 +114,7 @@ void make_constant_tiles(uint32_t cb, uint32_t count, float value) {
 // ---------------------------------------------------------------- partial row sums
 // The probabilities in DST (rt rows x cols tiles, key tiles c0 .. c0 + cols of the block) are also
 // packed onto the row group's partial-sum tiles in cb_psum with the packer's L1 accumulation: after
-// the block, tile r holds the element-wise sum of row r's probability tiles in fp32, and one
+// the block, tile r holds the element-wise sum of row r's probability tiles (in cb_psum's format), and one
 // REDUCE_ROW per row gives the block's row sums (row_sums). This keeps the row sums off the matrix
 // unit and the unpacker (a P @ ones matmul costs a tile matmul per probability tile). The first key tile of the block overwrites (no accumulation) to start the sum.
 void pack_partial_sums(const Geometry& g, uint32_t cols, uint32_t c0) {

@@ -28,7 +28,7 @@ Numerics (kernels/flash_attention/compute.cpp has the details): bf16 Q/K/V/O, bf
 the running shift m is subtracted inside the scores matmul (one extra k-step), so S - m forms in the
 fp32 accumulator and P = exp(scale (S - m)) (scale folded in) comes straight out of DST; m only moves
 when a block's probabilities under the old m would sum past e^lazy_rescale_nats (then O and l are
-rescaled exactly, on the SFPU). Row sums: the packer sums each row's P tiles element-wise in fp32
+rescaled exactly, on the SFPU). Row sums: the packer sums each row's P tiles element-wise (bf16 partials, restarted each key block)
 (L1 accumulation) and one REDUCE_ROW per row and key block finishes them; row sums and O are fp32 (O stays in L1 for the whole unit: each block's P V is added onto it by the packer's
 L1 accumulation, so it is never unpacked); HiFi2 by default. With HiFi2 the matrix unit keeps 6 of bf16's 7 mantissa bits
 of its first operand (the simulator's fidelity model), which truncates Q in Q K^T: scores shrink by
@@ -86,11 +86,11 @@ MAX_UNITS_PER_CORE = MAX_RUNTIME_ARGS - max(READER_FIXED_ARGS, COMPUTE_FIXED_ARG
 
 # The cost model that picks block sizes, in modeled cycles, calibrated on the simulator's timing model:
 # one score tile costs its two matmuls (Dt tile matmuls each) plus roughly this much softmax work.
-_SOFTMAX_CYCLES_PER_SCORE_TILE = 200
+_SOFTMAX_CYCLES_PER_SCORE_TILE = 50
 _SEED_CYCLES_PER_ROW = 800  # a unit's first shift: each row's max over key tile 0
 _SEED_CYCLES_PER_ROW_DIM_TILE = 100
 _ROW_CYCLES = 2500  # per query tile-row of a unit: 1 / l, the state CBs, pipeline fill
-_STEP_CYCLES = 1000  # per key block and query tile-row: moving the state CBs, the guard, inits
+_STEP_CYCLES = 300  # per key block and query tile-row: moving the state CBs, the guard, inits
 _ROW_CYCLES_PER_DIM_TILE = 300  # per row and head-dim tile: Q load, O / l, output pack
 MAX_UNIT_ROWS = 16  # query tile-rows per unit considered (more share K/V better but load-balance worse)
 _MATMUL_CYCLES_PER_PHASE = 16
@@ -366,7 +366,7 @@ class AttentionPlan:
             (CB_TABLE, DataFormat.UInt32, table_tiles),
             (CB_SPREAD, bfp8, self.ct_s),
             (CB_OUT, bf16, 2 * rt * dt),  # the writer drains a row group's output per write barrier
-            (CB_PSUM, f32, 2 * rt),  # a block's probabilities summed element-wise by the packer, two row groups
+            (CB_PSUM, bf16, 2 * rt),  # a block's probabilities summed element-wise by the packer, two row groups
             (CB_M_NEW, bfp8, rt),
             (CB_BMAX, f32, rt),
             (CB_L_INV, f32, rt),
@@ -426,10 +426,22 @@ def _unit_cycles(plan: AttentionPlan, q_block: int) -> float:
                         + plan.dt * _ROW_CYCLES_PER_DIM_TILE)
 
 
-def _split_units(plan: AttentionPlan) -> tuple[tuple[tuple[int, ...], ...], float]:
+def _exposed_q_load_cycles(plan: AttentionPlan, table_tiles: int, n_cores: int) -> float:
+    """A unit's Q load when L1 has no room for a second Q buffer: it no longer overlaps the previous unit,
+    and it shares DRAM with every core's K/V reads, so it runs at about a core's share of the bandwidth
+    (this is what makes a near-full-L1 plan slower than its compute alone suggests)."""
+    q_tiles = plan.rows * plan.dt
+    q_buffers = next(n for i, _, n in plan.circular_buffers(table_tiles) if i == CB_Q) // q_tiles
+    if q_buffers >= 2:
+        return 0.0
+    return q_tiles * DataFormat.Float16_b.tile_bytes / (_DRAM_BYTES_PER_CYCLE / n_cores)
+
+
+def _split_units(plan: AttentionPlan, table_tiles: int = 1) -> tuple[tuple[tuple[int, ...], ...], float]:
     """(units per core, modeled makespan in cycles)."""
-    costs = [(_unit_cycles(plan, b), pack_unit(hg, b)) for hg, b in plan.units()]
-    n_cores = min(plan.config.max_cores, len(costs))
+    n_cores = min(plan.config.max_cores, len(plan.units()))
+    q_load = _exposed_q_load_cycles(plan, table_tiles, n_cores)
+    costs = [(_unit_cycles(plan, b) + q_load, pack_unit(hg, b)) for hg, b in plan.units()]
     per_core = _lpt(costs, n_cores)
     loads = {packed: cost for cost, packed in costs}
     makespan = max(sum(loads[u] for u in units) for units in per_core)
@@ -505,16 +517,15 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
                     smallest = (need, plan)
                 if need > HARDWARE_CB_BUDGET:
                     continue
-                units, makespan = _split_units(plan)
+                units, makespan = _split_units(plan, table_tiles)
                 if max(len(u) for u in units) > MAX_UNITS_PER_CORE:
                     continue
                 cycles = _estimated_cycles(plan, makespan)
                 # Within 6 %, prefer more rows per unit (less K/V traffic, whose cost the model undercounts
-                # when DRAM is near its limit), then larger key blocks; between equals, the fewer cycles.
-                shape, best_shape = (plan.rows, bk), (best.rows, best.bk) if best is not None else None
+                # when DRAM is near its limit); between equal rows, the fewer cycles (then larger key blocks).
                 if best is None or cycles < 0.94 * best_cycles or (
-                        cycles <= 1.06 * best_cycles and shape > best_shape) or (
-                        shape == best_shape and cycles < best_cycles):
+                        cycles <= 1.06 * best_cycles and plan.rows > best.rows) or (
+                        plan.rows == best.rows and (cycles, -bk) < (best_cycles, -best.bk)):
                     best, best_cycles = replace(plan, core_units=units), cycles
     if best is None:
         need, plan = smallest
