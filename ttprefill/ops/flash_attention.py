@@ -852,8 +852,9 @@ def attention_bench(args) -> dict:
                               config=config, return_run=True)
         for report in (run.write_report, run.attention_report):
             cycles += report.cycles
-            for key in ("dram_read_bytes", "dram_write_bytes", "fpu_busy_cycles", "matmul_tiles"):
-                counters[key] = counters.get(key, 0) + report.counters.get(key, 0)
+            for key, value in report.counters.items():  # programs run back to back: counters add up
+                if isinstance(value, (int, float)):
+                    counters[key] = counters.get(key, 0) + value
         cores = max(cores, len(run.plan.core_units))
         outs.append(run.out)
         last = run.attention_report
@@ -876,6 +877,9 @@ def attention_bench(args) -> dict:
         "tflops": figures["tflops"],
         "fpu_util": figures["fpu_util"],
         "dram_util": figures["dram_util"],
+        "sfpu_util": figures["sfpu_util"],
+        "noc_util": figures["noc_util"],
+        "pipeline_busy": figures["pipeline_busy"],
         "cores": cores,
         "numerics": numerics,
     }
