@@ -155,48 +155,44 @@ struct KhJobs {
     }
 };
 
-// q~ = exp(gam) * q, each row tile I times its column vector, up to kVectorDst tiles per run_one, into
-// cb_qt's reserved region (fp32): the left operand of O's q h, so O runs in 2 x 2 blocks with no DST
-// slot kept for the factor.
-struct QtJobs {
+// The token-scaled key and query tiles, up to kVectorDst per run_one, into the reserved region of their
+// CB (fp32), for one token tile I (a chunk row) at a time:
+//   K~^T (keys): tile (kt, I) = transpose(k(I, kt)) * exp(last - gam) along its columns (tokens), a
+//        row broadcast, at kt * nt + I of cb_kt: the left operand of the state update;
+//   q~ (queries): tile (I, kt) = q(I, kt) * exp(gam) along its rows, a column broadcast, at
+//        I * KT + kt of cb_qt: the left operand of O's q h, so O runs in 2 x 2 blocks with no DST slot
+//        kept for the factor.
+struct ScaledTileJobs {
+    bool keys;
     uint32_t nt, key_tiles;
     uint32_t i = 0, kt0 = 0;
     bool run_one() {
         if (i >= nt) return false;
         const uint32_t n = min_u32(kVectorDst, key_tiles - kt0);
+        const uint32_t cb_out = keys ? cb_kt : cb_qt;
         tile_regs_acquire();
-        for (uint32_t x = 0; x < n; ++x) gdn::copy_in(cb_q, i * key_tiles + kt0 + x, x);
-        gdn::transpose_in(cb_vec, gdn::gv::at(gdn::gv::kExpGam, i, nt), kVectorDst);
-        sfpu_bcast_col_init();
-        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_col(x, kVectorDst);
+        for (uint32_t x = 0; x < n; ++x) {
+            if (keys) {
+                gdn::transpose_in(cb_k, i * key_tiles + kt0 + x, x);
+            } else {
+                gdn::copy_in(cb_q, i * key_tiles + kt0 + x, x);
+            }
+        }
+        if (keys) {
+            gdn::copy_in(cb_vec, gdn::gv::at(gdn::gv::kToLast, i, nt), kVectorDst);
+            sfpu_bcast_row_init();
+            for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_row(x, kVectorDst);
+        } else {
+            gdn::transpose_in(cb_vec, gdn::gv::at(gdn::gv::kExpGam, i, nt), kVectorDst);
+            sfpu_bcast_col_init();
+            for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_col(x, kVectorDst);
+        }
         tile_regs_commit();
         tile_regs_wait();
-        pack_reconfig_data_format(cb_qt);
-        for (uint32_t x = 0; x < n; ++x) pack_tile<true>(x, cb_qt, i * key_tiles + kt0 + x);
-        tile_regs_release();
-        kt0 += kVectorDst;
-        if (kt0 >= key_tiles) kt0 = 0, ++i;
-        return true;
-    }
-};
-
-// K~^T tile (kt, i) = transpose(k(i, kt)) * exp(last - gam) along its columns (tokens), up to
-// kVectorDst tiles per run_one, into cb_kt's reserved region (fp32).
-struct KtJobs {
-    uint32_t nt, key_tiles;
-    uint32_t i = 0, kt0 = 0;
-    bool run_one() {
-        if (i >= nt) return false;
-        const uint32_t n = min_u32(kVectorDst, key_tiles - kt0);
-        tile_regs_acquire();
-        for (uint32_t x = 0; x < n; ++x) gdn::transpose_in(cb_k, i * key_tiles + kt0 + x, x);
-        gdn::copy_in(cb_vec, gdn::gv::at(gdn::gv::kToLast, i, nt), kVectorDst);
-        sfpu_bcast_row_init();
-        for (uint32_t x = 0; x < n; ++x) sfpu_mul_bcast_row(x, kVectorDst);
-        tile_regs_commit();
-        tile_regs_wait();
-        pack_reconfig_data_format(cb_kt);
-        for (uint32_t x = 0; x < n; ++x) pack_tile<true>(x, cb_kt, (kt0 + x) * nt + i);
+        pack_reconfig_data_format(cb_out);
+        for (uint32_t x = 0; x < n; ++x) {
+            pack_tile<true>(x, cb_out, keys ? (kt0 + x) * nt + i : i * key_tiles + kt0 + x);
+        }
         tile_regs_release();
         kt0 += kVectorDst;
         if (kt0 >= key_tiles) kt0 = 0, ++i;
@@ -249,8 +245,8 @@ void kernel_main() {
             cb_reserve_back(cb_kt, key_tiles * nt);
             cb_reserve_back(cb_qt, key_tiles * nt);
             KhJobs kh_jobs{nt, key_tiles, block_tiles};
-            KtJobs kt_jobs{nt, key_tiles};
-            QtJobs qt_jobs{nt, key_tiles};
+            ScaledTileJobs kt_jobs{true, nt, key_tiles};
+            ScaledTileJobs qt_jobs{false, nt, key_tiles};
 #ifdef GDN_SCAN_FUSED
             const bool remote = offload_num && gdn::offload::offloaded(c, offload_num, offload_den);
             const RecordView& rec = remote ? helper_view : local_view;
