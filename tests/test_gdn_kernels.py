@@ -117,9 +117,10 @@ def test_fused_scan_matches_references_and_two_program_form(sim, T, H, HV, K, V,
 
 
 def test_fused_scan_helpers_give_the_same_bits(sim):
-    """Helper cores (kernels/gdn/scan_offload.h) prepare a share of the chunks with the same code: on 8
-    cores, 6 heads get 2 helpers of 3 heads each, which prepare 38 of every 64 chunks; the result must
-    equal the scan without helpers bit for bit, and the references."""
+    """Helper cores (kernels/gdn/scan_offload.h) prepare a share of the chunks with the same arithmetic:
+    on 8 cores, 6 heads (two q/k groups of 3) get 2 helpers of one group each, which prepare 40 of every
+    64 chunks with the group's k k^T and q k^T formed once; the result must equal the scan without
+    helpers bit for bit, and the references."""
     plan = gdn.helper_plan(6, max_cores=8)
     assert plan is not None and plan.heads_per_helper == 3 and 0 < plan.offload_num < plan.offload_den
     d = scan_inputs(700, 2, 6, 64, 64, 1.0, seed=31)
@@ -134,7 +135,7 @@ def test_fused_scan_helpers_give_the_same_bits(sim):
 
 def test_helpers_need_idle_cores():
     assert gdn.helper_plan(64) is None and gdn.helper_plan(49) is None  # a helper takes at most 3 heads
-    assert gdn.helper_plan(48) == gdn.HelperPlan(3, 16, 38)
+    assert gdn.helper_plan(48) == gdn.HelperPlan(3, 16, 40)
     assert gdn.helper_plan(20).heads_per_helper == 1 and gdn.helper_plan(20).offload_num == 64
     with pytest.raises(gdn.GdnShapeError, match="no room for helper cores"):
         gdn.scan_fused_program(None, gdn.ScanShape(64, 16, 64, 128, 128), *([None] * 9), helpers=True)

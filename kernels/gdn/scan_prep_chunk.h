@@ -96,13 +96,51 @@ inline void decay_tile(uint32_t i, uint32_t j, uint32_t nt) {
     gdn::pack_dst_push(cb_decay);
 }
 
+// Where k k^T and q k^T come from: matmuls of cb_k and cb_q (the default), or lower tile triangles
+// already formed in fp32 CBs (form_key_products) for the value heads of one q/k group, which share k
+// and q: a helper core preparing a group's heads forms them once. Either way the same fp32 values.
+struct KeyProducts {
+    uint32_t cb_kk = 0, cb_qk = 0;
+    bool precomputed = false;
+};
+
+// k k^T and q k^T of the chunk (tri order, fp32) into kp.cb_kk and kp.cb_qk.
+inline void form_key_products(const KeyProducts& kp, uint32_t nt, uint32_t key_tiles) {
+    for (uint32_t i = 0; i < nt; ++i) {
+        for (uint32_t j = 0; j <= i; ++j) {
+            tile_regs_acquire();
+            gdn::matmul_start(cb_k, cb_k, 1);
+            for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
+            gdn::matmul_start(cb_q, cb_k, 1);
+            for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 1);
+            tile_regs_commit();
+            tile_regs_wait();
+            pack_reconfig_data_format(kp.cb_kk);
+            cb_reserve_back(kp.cb_kk, 1);
+            pack_tile(0, kp.cb_kk);
+            cb_push_back(kp.cb_kk, 1);
+            pack_reconfig_data_format(kp.cb_qk);
+            cb_reserve_back(kp.cb_qk, 1);
+            pack_tile(1, kp.cb_qk);
+            cb_push_back(kp.cb_qk, 1);
+            tile_regs_release();
+        }
+    }
+    cb_wait_front(kp.cb_kk, nt * (nt + 1) / 2);
+    cb_wait_front(kp.cb_qk, nt * (nt + 1) / 2);
+}
+
 // (left_I k_J^T) decay(I, J), times beta_I when with_beta, with the diagonal tile masked to
 // `diagonal_mask`, into cb_out. Uses DST 0 and 1.
 inline void decayed_product_tile(uint32_t cb_left, uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles,
-                                 bool with_beta, uint32_t diagonal_mask, uint32_t cb_out) {
+                                 bool with_beta, uint32_t diagonal_mask, uint32_t cb_out, const KeyProducts& kp) {
     tile_regs_acquire();
-    gdn::matmul_start(cb_left, cb_k, 1);
-    for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_left, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
+    if (kp.precomputed) {
+        gdn::copy_in(cb_left == cb_k ? kp.cb_kk : kp.cb_qk, tri(i, j), 0);
+    } else {
+        gdn::matmul_start(cb_left, cb_k, 1);
+        for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_left, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
+    }
     gdn::copy_in(cb_decay, tri(i, j), 1);
     gdn::mul_dst(0, 1, 0);
     if (with_beta) {
@@ -115,23 +153,24 @@ inline void decayed_product_tile(uint32_t cb_left, uint32_t i, uint32_t j, uint3
 }
 
 // A(I, J) = beta_I (k_I k_J^T) decay(I, J), strictly lower, into cb_a.
-inline void a_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles) {
-    decayed_product_tile(cb_k, i, j, nt, key_tiles, true, gdn::kConstStrictLower, cb_a);
+inline void a_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles, const KeyProducts& kp) {
+    decayed_product_tile(cb_k, i, j, nt, key_tiles, true, gdn::kConstStrictLower, cb_a, kp);
 }
 
 // P(I, J) = (q_I k_J^T) decay(I, J), lower including the diagonal, into cb_p.
-inline void p_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles, uint32_t cb_p) {
-    decayed_product_tile(cb_q, i, j, nt, key_tiles, false, gdn::kConstLowerIncl, cb_p);
+inline void p_tile(uint32_t i, uint32_t j, uint32_t nt, uint32_t key_tiles, uint32_t cb_p, const KeyProducts& kp) {
+    decayed_product_tile(cb_q, i, j, nt, key_tiles, false, gdn::kConstLowerIncl, cb_p, kp);
 }
 
 // The P tiles of a chunk as jobs for the inverse's idle gaps (see invert): run_one computes the next
 // one, false once all are done.
 struct PJobs {
     uint32_t nt, key_tiles, cb_p;
+    KeyProducts kp = {};
     uint32_t i = 0, j = 0;
     bool run_one() {
         if (i == nt) return false;
-        p_tile(i, j, nt, key_tiles, cb_p);
+        p_tile(i, j, nt, key_tiles, cb_p, kp);
         if (++j > i) j = 0, ++i;
         return true;
     }
@@ -242,7 +281,8 @@ struct PrepOutputs {
 // jobs (PJobs), and prepare_chunk runs it dry before it returns. Pops its scratch; pops k, q and the
 // gate vectors only when pop_inputs (the fused scan's sequential part reads them after it).
 template <typename Fill>
-inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tiles, bool pop_inputs, Fill& fill) {
+inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tiles, bool pop_inputs, Fill& fill,
+                          const KeyProducts& kp = {}) {
     const uint32_t ntri = nt * (nt + 1) / 2;
     cb_wait_front(cb_k, nt * key_tiles);
     cb_wait_front(cb_q, nt * key_tiles);
@@ -254,7 +294,7 @@ inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tile
         }
         cb_wait_front(cb_decay, ntri);
         for (uint32_t i = 0; i < nt; ++i) {
-            for (uint32_t j = 0; j <= i; ++j) a_tile(i, j, nt, key_tiles);
+            for (uint32_t j = 0; j <= i; ++j) a_tile(i, j, nt, key_tiles, kp);
         }
         cb_wait_front(cb_a, ntri);
     }

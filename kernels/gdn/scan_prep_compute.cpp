@@ -21,9 +21,34 @@ void kernel_main() {
     cb_wait_front(gdn::prep::cb_consts, gdn::kNumConsts);
     // The whole record goes out through one CB, in the order the writer and the sequential pass expect.
     const gdn::prep::PrepOutputs out{cb_out, cb_out, cb_out};
+#ifdef GDN_HELPER_SHARED_QK
+    // A helper core of the fused scan whose value heads (common arg 2 of them) share one q/k head: per
+    // chunk, k and q come once and k k^T, q k^T are formed once (c_12, c_13), then each head's gate
+    // vectors and record follow (units = chunks x heads).
+    const uint32_t heads = get_common_arg_val<uint32_t>(2);
+    const gdn::prep::KeyProducts kp{tt::CBIndex::c_12, tt::CBIndex::c_13, true};
+    const uint32_t ntri = nt * (nt + 1) / 2;
+    const uint32_t vec_tiles = gdn::gv::kinds(nt) * nt;
+    for (uint32_t unit = 0; unit < num_units; unit += heads) {
+        cb_wait_front(gdn::prep::cb_k, nt * key_tiles);
+        cb_wait_front(gdn::prep::cb_q, nt * key_tiles);
+        gdn::prep::form_key_products(kp, nt, key_tiles);
+        for (uint32_t h = 0; h < heads; ++h) {
+            gdn::prep::PJobs p_jobs{nt, key_tiles, cb_out, kp};
+            auto fill = [&p_jobs]() { return p_jobs.run_one(); };
+            gdn::prep::prepare_chunk(out, nt, key_tiles, false, fill, kp);
+            cb_pop_front(gdn::prep::cb_vec, vec_tiles);
+        }
+        cb_pop_front(gdn::prep::cb_k, nt * key_tiles);
+        cb_pop_front(gdn::prep::cb_q, nt * key_tiles);
+        cb_pop_front(kp.cb_kk, ntri);
+        cb_pop_front(kp.cb_qk, ntri);
+    }
+#else
     for (uint32_t unit = 0; unit < num_units; ++unit) {
         gdn::prep::PJobs p_jobs{nt, key_tiles, cb_out};
         auto fill = [&p_jobs]() { return p_jobs.run_one(); };
         gdn::prep::prepare_chunk(out, nt, key_tiles, true, fill);
     }
+#endif
 }

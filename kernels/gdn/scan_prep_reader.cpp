@@ -173,7 +173,17 @@ void kernel_main() {
     const uint32_t offload_den = get_common_arg_val<uint32_t>(18);
     for (uint32_t c = 0; c < num_chunks; ++c) {
         if (!gdn::offload::offloaded(c, offload_num, offload_den)) continue;
+#ifdef GDN_HELPER_SHARED_QK
+        // The heads share one q/k head: its k and q once, then each head's gate vectors.
+        const uint32_t hq = first_unit / group;
+        read_head_block(cb_k, k, c * nt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
+        read_head_block(cb_q, q, c * nt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
+        for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) {
+            gdn::read_gate_vectors(cb_vec, gv, hv, c * nt, nt, kinds, gv_head_tiles, token_tiles);
+        }
+#else
         for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) read_chunk(hv, c);
+#endif
     }
 #else
     for (uint32_t u = first_unit; u < first_unit + num_units; ++u) read_chunk(u / num_chunks, u % num_chunks);

@@ -33,8 +33,8 @@ Programs and what each fuses (kernels in kernels/gdn/):
    GDN_SCAN_FUSED; the preparation is shared code, scan_prep_chunk.h), so the records never make the
    DRAM round trip, and the state-side products that need no preparation (k h, K~^T) run in the waits of
    the inverse's dependent steps. The cores the heads leave idle are helpers (scan_offload.h,
-   helper_plan): each prepares a share of the chunks of up to three heads (38 of every 64 for the 27B
-   shape's 48 heads on 16 helpers) and writes the records straight into the heads' L1, so the head
+   helper_plan): each prepares a share of the chunks of up to three heads (40 of every 64 for the 27B
+   shape's 48 heads on 16 helpers, forming a q/k group's k k^T and q k^T once) and writes the records straight into the heads' L1, so the head
    cores only prepare the rest. Same arithmetic, same bits as 4 then 5, with or without helpers. Chosen
    when the value heads fill at least half the cores (fused_scan_by_default: the 27B shape's 48 heads);
    with few heads the two programs spread the work wider. Modeled at 8192 tokens of the 27B shape:
@@ -506,14 +506,14 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
 # Helper cores of the fused scan (kernels/gdn/scan_offload.h): at most this many value heads per helper,
 # and the modeled cycles of one (head, chunk) of the 27B shape (K = V = 128, C = 64) the offloaded
 # fraction is balanced on: a helper's preparation of a record (decay, A, the inverse with its waits
-# unfilled, P, the scaled T) and a head core's own part of a chunk (k h, K~^T, Vnew, O, the state
-# update), from RunReport.zones of the fused scan in timing-only runs. At 2k and 8k tokens the fraction
-# they give, 38/64, is also the fastest of a sweep over 30..46/64 (2.32M cycles at 8k; 36/64: 2.36M,
-# 40/64: 2.37M).
+# unfilled, P, the scaled T; k k^T and q k^T formed once per q/k group) and a head core's own part of a
+# chunk (k h, K~^T, q~, Vnew, O, the state update), from RunReport.zones of the fused scan in timing-only
+# runs. The fraction they give, 40/64, is also the fastest of a sweep: at 8k tokens 2.24M cycles (38/64:
+# 2.27M), at 2k 0.592M (38/64: 0.597M, 42/64: 0.614M, 44/64: 0.641M).
 MAX_HEADS_PER_HELPER = 3
 RECORD_SLOTS = 2
-_PREP_CYCLES_PER_CHUNK = 10_000
-_SEQ_CYCLES_PER_CHUNK = 13_750
+_PREP_CYCLES_PER_CHUNK = 9_300
+_SEQ_CYCLES_PER_CHUNK = 13_850
 _OFFLOAD_DENOMINATOR = 64
 
 
@@ -615,11 +615,19 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
         hcores = CoreRangeSet.of(helper_cores)
         cbs += _prep_cbs(s, qkv_fmt, hcores, lambda i, f, n: cb(i, f, n, hcores)) + [cb(16, FP32, 8, hcores)]
         semaphores += [Semaphore(i, hcores, 0) for i in range(MAX_HEADS_PER_HELPER * (1 + RECORD_SLOTS))]
+        # When every helper's heads are one q/k group (the 27B shape: 3 heads per helper, groups of 3),
+        # a helper reads k and q once per chunk and forms k k^T and q k^T once for its heads.
+        head_sets = [range(j * hplan.heads_per_helper, min(s.v_heads, (j + 1) * hplan.heads_per_helper))
+                     for j in range(hplan.helpers)]
+        shared = all(len(hs) == hplan.heads_per_helper and len({h // s.group for h in hs}) == 1 for hs in head_sets)
+        h_defines = {"GDN_SCAN_HELPER": "1", **({"GDN_HELPER_SHARED_QK": "1"} if shared else {})}
+        if shared:
+            cbs += [cb(12, FP32, s.tri_tiles, hcores), cb(13, FP32, s.tri_tiles, hcores)]  # k k^T, q k^T
         h_reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, hcores,
-                          q.tensor.accessor_args() + gate_vectors.accessor_args(), defines={"GDN_SCAN_HELPER": "1"},
+                          q.tensor.accessor_args() + gate_vectors.accessor_args(), defines=h_defines,
                           common_runtime_args=_reader_args(s, q, k, v, gate_vectors) + [0, *offload])
-        h_compute = Kernel(GDN_KERNELS / "scan_prep_compute.cpp", Role.COMPUTE, hcores,
-                           common_runtime_args=[nt, kt],
+        h_compute = Kernel(GDN_KERNELS / "scan_prep_compute.cpp", Role.COMPUTE, hcores, defines=h_defines,
+                           common_runtime_args=[nt, kt, hplan.heads_per_helper],
                            compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
         h_sender = Kernel(GDN_KERNELS / "scan_prep_sender.cpp", Role.RISCV_0, hcores,
                           common_runtime_args=[s.num_chunks, s.record_tiles, *offload])
