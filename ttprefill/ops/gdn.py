@@ -38,7 +38,7 @@ Programs and what each fuses (kernels in kernels/gdn/):
    cores only prepare the rest. Same arithmetic, same bits as 4 then 5, with or without helpers. Chosen
    when the value heads fill at least half the cores (fused_scan_by_default: the 27B shape's 48 heads);
    with few heads the two programs spread the work wider. Modeled at 8192 tokens of the 27B shape:
-   2.32M cycles (4.11M before the gate vectors, the regrouping and the helpers). A head core is bound by
+   2.24M cycles (4.11M before the gate vectors, the regrouping and the helpers). A head core is bound by
    its unpacker: fp32 operands (h, kh, Vnew, T~, -T^, P) cost twice a bf16 tile to unpack, which 2 x 2
    matmul blocks (each unpacked tile used twice) bring down to the FPU's HiFi4 rate but not below; the
    diagonal-tile inverses are a chain of dependent steps (filled with independent work on head cores,
