@@ -14,13 +14,19 @@
 //   10 value heads per q/k head (group)
 //   11 q/k tensor width in tiles  12 q first column tile  13 k first column tile
 //   14 v tensor width in tiles    15 v first column tile
-//   (fused mode) 16 initial state address.
-// Runtime args: 0 first unit, 1 number of units.
+//   (fused mode) 16 initial state address, 17 / 18 offload numerator / denominator (scan_offload.h;
+//   0 / 1 without helpers), 19 tiles per record; (helper mode) 17 / 18 the same.
+// Runtime args: 0 first unit, 1 number of units; (fused mode) 2 / 3 the helper's NoC x / y, 4 this head's
+//   index among the helper's heads. With helpers every head core has one head (helper_plan needs idle
+//   cores), so the ready count below belongs to that head alone.
 // With GDN_SCAN_FUSED defined (the fused scan, scan_seq_compute.cpp) a unit is a whole value head:
 // its initial state [K, V] (fp32, rows hv * K.. of the [HV * K, V] state tensor, whose TensorAccessorArgs
 // follow those of the gate vectors) into c_15, then every chunk's tiles in order, v included.
+// With GDN_SCAN_HELPER defined (a helper core of the fused scan, scan_offload.h) the units are the
+// offloaded chunks of its heads, chunk by chunk; with GDN_HELPER_SHARED_QK too, its heads share one q/k
+// head, whose k and q come once per chunk before each head's gate vectors.
 // CBs: c_0 k (nt*KT), c_1 q (nt*KT), c_2 v (nt*VT, fused mode), c_3 gate vectors, c_5 constant tiles
-//      (written once).
+//      (written once), c_22 records from the helper (fused mode).
 #include "api/dataflow/dataflow_api.h"
 #include "gdn_dataflow.h"
 #include "gate_vectors.h"
