@@ -164,6 +164,22 @@ def test_sfpu_broadcast_binary(sim, direction, op, fn):
     close(out, fn(bf16(A).astype(np.float64), spread))
 
 
+@pytest.mark.parametrize("mode,faces", [("VectorMode::R", (0, 1)), ("VectorMode::C", (0, 2)), ("VectorMode::RC", (0, 1, 2, 3))])
+def test_sfpu_vector_modes(sim, mode, faces):
+    # tt-llk's unary SFPU params: R runs on faces 0-1 (the top 16 rows), C on faces 0 and 2 (the left 16
+    # columns), RC on all four; the other faces keep their values, and the cost is per face run.
+    out = run_tile_op(sim, {"OP_SFPU": "1", "SFPU_INIT": "recip_tile_init", "SFPU_CALL(d)": f"recip_tile(d, {mode})"}, POS)
+    x = bf16(POS).astype(np.float64)
+    want = x.copy()
+    for i, j, _ in tiles(x):
+        for f in faces:
+            r, c = i + 16 * (f // 2), j + 16 * (f % 2)
+            want[r:r + 16, c:c + 16] = 1 / x[r:r + 16, c:c + 16]
+    close(out, want, rtol=1e-6, atol=0)
+    zone = sim.last_report.zones["tile"]
+    assert zone["math"] == (8 + 1060 * len(faces) // 4) * (POS.size // 1024)
+
+
 def test_exp_on_the_pack_thread(sim):
     # The pack thread's exp: same values as exp_tile, its cycles on the packer (zone figures).
     out = run_tile_op(sim, {"OP_EXP_PACKTHREAD": "1"}, A)

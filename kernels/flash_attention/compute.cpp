@@ -664,8 +664,9 @@ void finalize_rows(const Geometry& g) {
     reconfig_data_format_srca(fa::cb_l);
     copy_init(fa::cb_l);
     for (uint32_t r = 0; r < g.rt; ++r) copy_tile(fa::cb_l, r, r);
+    // Only column 0 of 1/l is read (a column broadcast below), so the reciprocal runs on the left faces.
     recip_tile_init();
-    for (uint32_t r = 0; r < g.rt; ++r) recip_tile(r);
+    for (uint32_t r = 0; r < g.rt; ++r) recip_tile(r, VectorMode::C);
     tile_regs_commit();
     cb_pop_front(fa::cb_l, g.rt);
     cb_reserve_back(fa::cb_l_inv, g.rt);

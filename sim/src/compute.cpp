@@ -426,6 +426,10 @@ SfpuOp init_family(SfpuOp op) {
     }
 }
 
+// The face (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right) of element i of a row-major tile.
+int face_of(int i) { return (i / TILE_DIM / 16) * 2 + (i % TILE_DIM) / 16; }
+uint64_t face_count(uint32_t faces) { return uint64_t(__builtin_popcount(faces & 0xFu)); }
+
 uint64_t sfpu_cost(SfpuOp op, bool approx) {
     switch (op) {
         case SfpuOp::Exp: return approx ? timing::kSfpuExpApproxTileCycles : timing::kSfpuExpTileCycles;
@@ -443,7 +447,7 @@ uint64_t sfpu_cost(SfpuOp op, bool approx) {
 }
 }  // namespace
 
-void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
+void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) {
     const char* what = "SFPU unary op";
     ComputeState& cs = compute_state(what);
     me().call = what;
@@ -469,7 +473,9 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
         auto& d = cs.dst[dst];
         const float a = bits_to_float(p0);
         const float b = bits_to_float(p1);
-        for (float& v : d) {
+        for (int i = 0; i < TILE_ELEMS; ++i) {
+            if (!(faces >> face_of(i) & 1u)) continue;
+            float& v = d[i];
             switch (op) {
                 case SfpuOp::Exp: v = std::exp(v * a); break;
                 case SfpuOp::Recip: v = 1.0f / v; break;
@@ -494,7 +500,7 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) {
         }
         finish_dst_write(dst);
     }
-    charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+    charge_math(cs, sfpu_cost(op, me().spec->approx) * face_count(faces) / 4, false);
 }
 
 void Scheduler::sfpu_init_on_pack(SfpuOp op) {
@@ -505,7 +511,7 @@ void Scheduler::sfpu_init_on_pack(SfpuOp op) {
 // exp_packthread_tile: the pack thread runs the SFPU on DST while it holds DST (between tile_regs_wait
 // and tile_regs_release), so the exp overlaps the math thread's next matmuls; it takes the packer's
 // time and the shared SFPU's.
-void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t) {
+void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t, uint32_t faces) {
     const char* what = "exp_packthread_tile";
     ComputeState& cs = compute_state(what);
     me().call = what;
@@ -517,10 +523,13 @@ void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t) {
     if (!cs.pack_sfpu_op || *cs.pack_sfpu_op != op) raise("exp_packthread_tile called without exp_packthread_tile_init");
     if (!program_->timing_only) {
         const float scale = bits_to_float(p0);
-        for (float& v : cs.dst[dst]) v = std::exp(v * scale);
+        auto& d = cs.dst[dst];
+        for (int i = 0; i < TILE_ELEMS; ++i) {
+            if (faces >> face_of(i) & 1u) d[i] = std::exp(d[i] * scale);
+        }
         finish_dst_write(dst);
     }
-    const uint64_t cycles = sfpu_cost(op, me().spec->approx);
+    const uint64_t cycles = sfpu_cost(op, me().spec->approx) * face_count(faces) / 4;
     const uint64_t start = std::max(cs.t_pack, cs.t_sfpu);
     trace_span(start, start + cycles, what);
     cs.t_pack = cs.t_sfpu = start + cycles;

@@ -186,10 +186,10 @@ public:
                       int kt) override;
     void reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) override;
     void transpose_tile(int cb, int tile, int dst) override;
-    void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) override;
+    void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) override;
     void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) override;
     void sfpu_init_on_pack(SfpuOp op) override;
-    void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1) override;
+    void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) override;
     void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
     void pack_l1_acc(bool enable) override;
     void zone_begin(const char* name) override;

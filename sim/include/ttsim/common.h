@@ -70,6 +70,11 @@ enum class DataFormat : uint8_t {
 
 enum class ProgrammableCoreType { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2, COUNT = 3 };
 enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
+// The faces an SFPU op covers in a vector mode (tt-llk's unary SFPU params: R = faces 0 and 1, the top 16
+// rows; C = faces 0 and 2, the left 16 columns; the others the whole tile), as a bit per face.
+inline uint32_t sfpu_faces(VectorMode mode) {
+    return mode == VectorMode::R ? 0x3u : mode == VectorMode::C ? 0x5u : 0xFu;
+}
 enum PoolType { SUM, AVG, MAX, MIN };
 enum ReduceDim { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
 enum class BroadcastType : uint8_t { NONE = 0x0, COL = 0x1, ROW = 0x2, SCALAR = 0x3 };

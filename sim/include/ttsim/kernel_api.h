@@ -121,11 +121,13 @@ public:
     virtual void transpose_tile(int cb, int tile, int dst) = 0;
 
     // ---- compute: SFPU (operates on DST)
-    virtual void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1) = 0;
+    // faces: which 16x16 faces of the tile the op runs on (bit f for face f; VectorMode R = faces 0-1,
+    // C = faces 0 and 2), the rest of the tile left as it is; the cost scales with the face count.
+    virtual void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces = 0xF) = 0;
     virtual void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) = 0;
     // The pack thread's own SFPU calls (exp_packthread_tile): on DST while the packer holds it.
     virtual void sfpu_init_on_pack(SfpuOp op) = 0;
-    virtual void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1) = 0;
+    virtual void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces = 0xF) = 0;
 
     // ---- compute: packer
     virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;

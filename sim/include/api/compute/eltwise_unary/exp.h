@@ -22,14 +22,13 @@ template <bool approx = false, bool scale_en = false, InputClamping input_clampi
           int iterations = 8, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_packthread_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC,
                               uint16_t scale = p_sfpu::kCONST_1_FP16B) {
-    (void)vector_mode;
-    TTSIM->sfpu_unary_on_pack(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0);
+    TTSIM->sfpu_unary_on_pack(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0,
+                              sfpu_faces(vector_mode));
 }
 
 // exp(x), or exp(scale * x) with scale_en (scale given as bf16 bits).
 template <bool approx = false, bool scale_en = false, InputClamping input_clamping = InputClamping::ClampToNegative,
           int iterations = 8, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint16_t scale = p_sfpu::kCONST_1_FP16B) {
-    (void)vector_mode;
-    TTSIM->sfpu_unary(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0);
+    TTSIM->sfpu_unary(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0, sfpu_faces(vector_mode));
 }

@@ -12,6 +12,5 @@ ALWI void recip_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::Recip); }
 template <ReciprocalDestAcc dest_acc = DST_ACCUM_MODE ? ReciprocalDestAcc::FP32 : ReciprocalDestAcc::BF16,
           ReciprocalApproxMode approximation = ReciprocalApproxMode::Default>
 ALWI void recip_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC) {
-    (void)vector_mode;
-    TTSIM->sfpu_unary(ttsim::SfpuOp::Recip, idst, 0, 0);
+    TTSIM->sfpu_unary(ttsim::SfpuOp::Recip, idst, 0, 0, sfpu_faces(vector_mode));
 }
