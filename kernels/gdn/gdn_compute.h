@@ -101,4 +101,19 @@ ALWI void pack_dst_push(uint32_t cb, uint32_t count = 1) {
     tile_regs_release();
 }
 
+// Hand DST to the packer and pack DST[0] into cb0 and DST[1] into cb1, one page each (the CBs may
+// differ in format).
+ALWI void pack_pair_push(uint32_t cb0, uint32_t cb1) {
+    tile_regs_commit();
+    tile_regs_wait();
+    const uint32_t cbs[2] = {cb0, cb1};
+    for (uint32_t i = 0; i < 2; ++i) {
+        pack_reconfig_data_format(cbs[i]);
+        cb_reserve_back(cbs[i], 1);
+        pack_tile(i, cbs[i]);
+        cb_push_back(cbs[i], 1);
+    }
+    tile_regs_release();
+}
+
 }  // namespace gdn

@@ -113,17 +113,7 @@ inline void form_key_products(const KeyProducts& kp, uint32_t nt, uint32_t key_t
             for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
             gdn::matmul_start(cb_q, cb_k, 1);
             for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 1);
-            tile_regs_commit();
-            tile_regs_wait();
-            pack_reconfig_data_format(kp.cb_kk);
-            cb_reserve_back(kp.cb_kk, 1);
-            pack_tile(0, kp.cb_kk);
-            cb_push_back(kp.cb_kk, 1);
-            pack_reconfig_data_format(kp.cb_qk);
-            cb_reserve_back(kp.cb_qk, 1);
-            pack_tile(1, kp.cb_qk);
-            cb_push_back(kp.cb_qk, 1);
-            tile_regs_release();
+            gdn::pack_pair_push(kp.cb_kk, kp.cb_qk);
         }
     }
     cb_wait_front(kp.cb_kk, nt * (nt + 1) / 2);
@@ -319,17 +309,7 @@ inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tile
                 sfpu_bcast_row_init();
                 sfpu_mul_bcast_row(1, 2);
                 gdn::negate_dst(1);
-                tile_regs_commit();
-                tile_regs_wait();
-                pack_reconfig_data_format(out.t_beta);
-                cb_reserve_back(out.t_beta, 1);
-                pack_tile(0, out.t_beta);
-                cb_push_back(out.t_beta, 1);
-                pack_reconfig_data_format(out.neg_t_beta_exp);
-                cb_reserve_back(out.neg_t_beta_exp, 1);
-                pack_tile(1, out.neg_t_beta_exp);
-                cb_push_back(out.neg_t_beta_exp, 1);
-                tile_regs_release();
+                gdn::pack_pair_push(out.t_beta, out.neg_t_beta_exp);
             }
         }
     }
