@@ -263,6 +263,8 @@ def check_calls(sim: HeaderIndex, real: HeaderIndex, kernels: list[Path], repo: 
                 continue
             fitting = [d for d in real_decls if d.min_args <= call.args <= d.max_args
                        and _takes_template_args(d, call.template_args)]
+            if not fitting and call.member and call.name in local.methods:
+                continue  # no tt-metal method fits, one of the kernel's own structs does (its obj.wait())
             if not fitting:
                 overloads = "; ".join(f"{d.signature()} ({d.path}:{d.line})" for d in real_decls[:4])
                 findings.append(Finding("calls", shown, ERROR, where,

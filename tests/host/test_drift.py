@@ -98,6 +98,7 @@ def test_calls_in_a_kernel_are_resolved_against_the_real_headers(indexes, tmp_pa
         #include "api/x.h"
         #include "helpers.h"
         #define LOCAL_MACRO(x) x
+        struct Record { uint64_t get_noc_addr(int a, int b, int c) const { return 0; } };
         void kernel_main() {
             cb_wait_front(0, 1);
             cb_wait_front(0);                 // wrong arity
@@ -106,6 +107,8 @@ def test_calls_in_a_kernel_are_resolved_against_the_real_headers(indexes, tmp_pa
             local_helper(4);                  // defined beside the kernel
             LOCAL_MACRO(5);
             uint64_t a = acc.get_noc_addr(7);
+            Record r;
+            r.get_noc_addr(1, 2, 3);          // the kernel's own method, not the accessor's
             std::min(1, 2);
             OP_FROM_DEFINES(1);
         }
@@ -118,6 +121,7 @@ def test_calls_in_a_kernel_are_resolved_against_the_real_headers(indexes, tmp_pa
     assert status[("deprecated", "noc_async_read_tile(3 args)")] == "warn"
     assert status[("calls", "sim_only_helper(1 args)")] == "error"
     assert status[("calls", ".get_noc_addr(1 args)")] == "ok"
+    assert ("calls", ".get_noc_addr(3 args)") not in status  # a method of a struct the kernel defines
     assert status[("calls", "OP_FROM_DEFINES(1 args)")] == "info"
     assert not any("local_helper" in s or "LOCAL_MACRO" in s or "min" in s for _, s in status)
 
