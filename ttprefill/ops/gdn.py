@@ -146,11 +146,12 @@ FP32 = DataFormat.Float32
 # HiFi2 would drop the low slice of the fp32 sums of squares (in0 of the row-sum matmul). The gain is
 # small (~0.1% modeled): the conv's shift matmuls wait on the unpacker, and SiLU bounds both programs.
 CONV_NORM_FIDELITY = MathFidelity.HiFi3
-# Fidelity of the scan's matmuls: HiFi4, every bit of the TF32 operands. HiFi3 would be ~5% faster
-# (modeled, 27B shape) but drops the product of the operands' low slices, a relative error ~2^-12 per
-# product even for bf16 q and k (in1's low slice holds bf16's last three mantissa bits), which shows
-# in P at 1e-4 and pushes the conditioning limits of the module docstring down (C = 32 fails rel RMS
-# 0.01 at beta |k|^2 = 1.69 on the state).
+# Fidelity of the scan's matmuls: HiFi4, every bit of the TF32 operands. HiFi3 would be 2.3% faster
+# (modeled, 27B shape at 8k: the scan is mostly bound by unpacking, not by the FPU) but drops the
+# product of the operands' low slices, a relative error ~2^-12 per product even for bf16 q and k (in1's
+# low slice holds bf16's last three mantissa bits), which shows in P at 1e-4 and pushes the
+# conditioning limits of the module docstring down (C = 32 fails rel RMS 0.01 at beta |k|^2 = 1.69 on
+# the state).
 SCAN_FIDELITY = MathFidelity.HiFi4
 
 
