@@ -163,6 +163,31 @@ def test_flash_attention_rescales_when_scores_outgrow_the_running_max(device):
             assert pcc(ref, out) >= PCC_MIN and rel_rms(ref, out) <= REL_RMS_MAX, (nats, layout)
 
 
+def test_flash_attention_guard_catches_scores_that_would_overflow(device):
+    """Scores that climb ~200 nats over the context: exp against a stale running max overflows fp32
+    (past ~88 nats), so the output is finite and accurate only if the fast path's overflow guard reads
+    the block sums correctly and sends those blocks to the rescaling path."""
+    sq, p0, hq, hkv, d = 300, 700, 4, 2, 64
+    rng = np.random.default_rng(12)
+    direction = rng.standard_normal(d).astype(np.float32)
+    direction /= np.linalg.norm(direction)
+    q = round_to_bf16(8 * direction + 0.5 * rng.standard_normal((sq, hq, d)).astype(np.float32))
+    growth = np.linspace(0, 200, p0 + sq, dtype=np.float32)[:, None, None]
+    k = round_to_bf16(growth * direction + rng.standard_normal((p0 + sq, hkv, d)).astype(np.float32))
+    v = bf16_normal(rng, (p0 + sq, hkv, d))
+    ref = causal_attention(q, k, v, p0)
+    table = list(range(-(-(p0 + sq) // 64)))
+    for layout in ({}, dict(k_block_tiles=16, q_block_tiles=2, heads_per_unit=2)):
+        cache = KVCache.create(device, len(table), 64, hkv, d, BF16)
+        try:
+            prefill_prefix(device, cache, table, k, v, p0)
+            out = flash_attention(device, q, k[p0:], v[p0:], cache, table, p0, config=FlashAttentionConfig(**layout))
+        finally:
+            cache.free()
+        assert np.isfinite(out).all(), layout
+        assert pcc(ref, out) >= PCC_MIN and rel_rms(ref, out) <= REL_RMS_MAX, layout
+
+
 @pytest.mark.parametrize("fmt", [BF16, BFP8])
 def test_kv_cache_write_keeps_prefix_rows_of_ragged_chunks(device, fmt):
     """Chunks that start inside a 32-token tile leave the cached rows before them untouched."""
@@ -272,7 +297,7 @@ def test_attention_bench_reports_accuracy_and_modeled_figures():
     assert "pcc" not in timed and timed["modeled_cycles"] > 0 and timed["shape"]["format"] == "Bfp8_b"
 
 
-@pytest.mark.parametrize("seq,hq,d,floor", [(2048, 16, 128, 0.31), (2048, 24, 256, 0.46), (8192, 16, 128, 0.69)])
+@pytest.mark.parametrize("seq,hq,d,floor", [(2048, 16, 128, 0.31), (2048, 24, 256, 0.46), (8192, 16, 128, 0.70)])
 def test_modeled_fpu_utilisation_does_not_regress(seq, hq, d, floor):
     """Regression guard on the modeled figure (bf16 pages, HiFi2, 64 cores, timing only): GQA prefill, a
     few % under what the kernel reached (2k: 0.326 for d128, 0.484 for d256; 8k d128: 0.704, bf16 partial row sums)."""

@@ -95,6 +95,13 @@ float row_value(uint32_t cb, uint32_t tile, uint32_t row) {
     return bits_to_float(read_tile_value(cb, tile, element));
 }
 
+// The same for a bf16 tile: two values per 32-bit word, the even element in the low half.
+float bf16_row_value(uint32_t cb, uint32_t tile, uint32_t row) {
+    constexpr uint32_t kFace = 16;
+    const uint32_t element = (row / kFace) * 2 * kFace * kFace + (row % kFace) * kFace;  // even
+    return bits_to_float(read_tile_value(cb, tile, element / 2) << 16);
+}
+
 // `count` tiles of `value` -> cb, made once. cb_spread (1/32) and cb_ones (1.0) are bfp8: exact for
 // these values, and half a bf16 tile for the unpacker (they are operands of every shift k-step and
 // every row-sum reduce).
@@ -412,17 +419,21 @@ void row_sums(const Geometry& g, const Step& s, bool rescale, bool guarded) {
     cb_reserve_back(fa::cb_l, g.rt);
     if (guarded) cb_reserve_back(fa::cb_l_new, g.rt);
     tile_regs_wait();
+    // The guard's copy first: the guard waits for it, not for the state's.
+    if (guarded) {
+        pack_reconfig_data_format(fa::cb_l_new);
+        for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_l_new);
+        cb_push_back(fa::cb_l_new, g.rt);
+    }
     pack_reconfig_data_format(fa::cb_l);
     for (uint32_t r = 0; r < g.rt; ++r) pack_tile<true>(r, fa::cb_l, r);
-    if (guarded) {
-        for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_l_new);
-    }
     tile_regs_release();
-    if (guarded) cb_push_back(fa::cb_l_new, g.rt);
 }
 
 // The fast path's overflow guard: no row's block sum (l_new - l_old) above the guard (NaN fails too).
-// Consumes cb_l_new.
+// l_new is read from its bf16 copy (half the packer time of an fp32 one, and the guard waits for it),
+// so the guard is tightened by that copy's largest rounding error (below 2^-7 of it): a block the
+// fp32 sums would put over the guard is never accepted. Consumes cb_l_new.
 bool sums_within_guard(const Geometry& g, const Step& s) {
     cb_wait_front(fa::cb_l_new, g.rt);
     if (!s.first_block()) cb_wait_front(fa::cb_l, g.rt);
@@ -431,7 +442,8 @@ bool sums_within_guard(const Geometry& g, const Step& s) {
     for (uint32_t r = 0; r < g.rt && ok; ++r) {
         for (uint32_t row = 0; row < fa::kTileDim && ok; ++row) {
             const float old_sum = s.first_block() ? 0.0f : row_value(fa::cb_l, r, row);
-            ok = row_value(fa::cb_l_new, r, row) - old_sum <= guard;
+            const float new_sum = bf16_row_value(fa::cb_l_new, r, row);
+            ok = new_sum - old_sum <= guard - 0x1p-7f * new_sum;
         }
     }
     cb_pop_front(fa::cb_l_new, g.rt);

@@ -40,7 +40,7 @@ constexpr uint32_t cb_m = tt::CBIndex::c_27;         // running -m (negated shif
                                                      // (a row's 16-value groups share one exponent exactly; half a bf16 tile to unpack)
 constexpr uint32_t cb_l = tt::CBIndex::c_28;         // running row sum (column 0), R (+ rt) tiles, fp32 (rotating state)
 constexpr uint32_t cb_shift = tt::CBIndex::c_29;     // -m as the matrix unit applies it, broadcast, one row group, fp32
-constexpr uint32_t cb_l_new = tt::CBIndex::c_30;     // a row group's row sums before the overflow check, fp32
+constexpr uint32_t cb_l_new = tt::CBIndex::c_30;     // a row group's row sums before the overflow check, bf16 (the guard allows for the rounding)
 constexpr uint32_t cb_alpha = tt::CBIndex::c_31;     // exp(scale (m_old - m_new)) broadcast over the row, fp32
 
 // ---- mask tiles in cb_mask. Query i of a tile sees key j of a tile iff j - i <= d, where

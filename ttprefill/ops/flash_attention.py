@@ -377,7 +377,7 @@ class AttentionPlan:
             (CB_M, bfp8, rows),
             (CB_L, f32, rows + rt),  # + the new sums, packed before the old ones go
             (CB_SHIFT, f32, rt),
-            (CB_L_NEW, f32, rt),
+            (CB_L_NEW, bf16, rt),  # only read by the overflow guard, which allows for its rounding
             (CB_ALPHA, f32, rt),
         ]
         if self.gated:
