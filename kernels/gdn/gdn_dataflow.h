@@ -75,6 +75,29 @@ inline void read_row_fp32(const Accessor& tensor, uint32_t page, uint32_t row, u
     }
 }
 
+// The chunk's token tiles of one head: nt x width tiles (row-major, from column tile col0 of a
+// token-major tensor row_tiles wide) into cb, zero tiles past the tensor's end (a ragged last chunk).
+template <typename Accessor>
+inline void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_tile, uint32_t nt,
+                            uint32_t token_tiles, uint32_t row_tiles, uint32_t col0, uint32_t width) {
+    const uint32_t tile_bytes = get_tile_size(cb);
+    cb_reserve_back(cb, nt * width);
+    const uint32_t l1 = get_write_ptr(cb);
+    for (uint32_t i = 0; i < nt; ++i) {
+        const uint32_t tt = first_token_tile + i;
+        for (uint32_t j = 0; j < width; ++j) {
+            const uint32_t addr = l1 + (i * width + j) * tile_bytes;
+            if (tt < token_tiles) {
+                noc_async_read_page(tt * row_tiles + col0 + j, tensor, addr);
+            } else {
+                zero_tile(addr, tile_bytes);
+            }
+        }
+    }
+    noc_async_read_barrier();
+    cb_push_back(cb, nt * width);
+}
+
 // One value head's gate vectors for a chunk (gate_vectors.h) into `cb` as vector tiles: quantity q of
 // token tile i at tile q * nt + i, values in row 0. Token tiles past the sequence get zeros (no decay,
 // no write); the other rows of a vector tile are never read.

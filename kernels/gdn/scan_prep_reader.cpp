@@ -40,27 +40,6 @@ constexpr uint32_t cb_v = tt::CBIndex::c_2;
 constexpr uint32_t cb_vec = tt::CBIndex::c_3;
 constexpr uint32_t cb_consts = tt::CBIndex::c_5;
 
-// The chunk's token tiles of one head: nt x width tiles, row-major, zero past the tensor's end.
-template <typename Accessor>
-void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_tile, uint32_t nt,
-                     uint32_t token_tiles, uint32_t row_tiles, uint32_t col0, uint32_t width) {
-    const uint32_t tile_bytes = get_tile_size(cb);
-    cb_reserve_back(cb, nt * width);
-    const uint32_t l1 = get_write_ptr(cb);
-    for (uint32_t i = 0; i < nt; ++i) {
-        const uint32_t tt = first_token_tile + i;
-        for (uint32_t j = 0; j < width; ++j) {
-            const uint32_t addr = l1 + (i * width + j) * tile_bytes;
-            if (tt < token_tiles) {
-                noc_async_read_page(tt * row_tiles + col0 + j, tensor, addr);
-            } else {
-                gdn::zero_tile(addr, tile_bytes);
-            }
-        }
-    }
-    noc_async_read_barrier();
-    cb_push_back(cb, nt * width);
-}
 
 }  // namespace
 
@@ -119,15 +98,22 @@ void kernel_main() {
     constexpr bool read_v = false;
 #endif
 
-    auto read_chunk = [&](uint32_t hv, uint32_t chunk) {
+    // k and q of q/k head hq for a chunk; then what is a value head's own: v (fused) and its gate vectors.
+    auto read_qk = [&](uint32_t hq, uint32_t chunk) {
         const uint32_t first_tt = chunk * nt;
-        const uint32_t hq = hv / group;
-        read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
-        read_head_block(cb_q, q, first_tt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
+        gdn::read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
+        gdn::read_head_block(cb_q, q, first_tt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
+    };
+    auto read_head_inputs = [&](uint32_t hv, uint32_t chunk) {
+        const uint32_t first_tt = chunk * nt;
         if (read_v) {
-            read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles, value_tiles);
+            gdn::read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles, value_tiles);
         }
         gdn::read_gate_vectors(cb_vec, gv, hv, first_tt, nt, kinds, gv_head_tiles, token_tiles);
+    };
+    auto read_chunk = [&](uint32_t hv, uint32_t chunk) {
+        read_qk(hv / group, chunk);
+        read_head_inputs(hv, chunk);
     };
 
 #if defined(GDN_SCAN_FUSED)
@@ -181,12 +167,8 @@ void kernel_main() {
         if (!gdn::offload::offloaded(c, offload_num, offload_den)) continue;
 #ifdef GDN_HELPER_SHARED_QK
         // The heads share one q/k head: its k and q once, then each head's gate vectors.
-        const uint32_t hq = first_unit / group;
-        read_head_block(cb_k, k, c * nt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
-        read_head_block(cb_q, q, c * nt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
-        for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) {
-            gdn::read_gate_vectors(cb_vec, gv, hv, c * nt, nt, kinds, gv_head_tiles, token_tiles);
-        }
+        read_qk(first_unit / group, c);
+        for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) read_head_inputs(hv, c);
 #else
         for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) read_chunk(hv, c);
 #endif

@@ -45,27 +45,6 @@ void read_grid(uint32_t cb, const Accessor& tensor, uint32_t first, uint32_t row
     cb_push_back(cb, rows * cols);
 }
 
-// The chunk's token tiles of one head (nt x width), zero past the tensor's end.
-template <typename Accessor>
-void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_tile, uint32_t nt,
-                     uint32_t token_tiles, uint32_t row_tiles, uint32_t col0, uint32_t width) {
-    const uint32_t tile_bytes = get_tile_size(cb);
-    cb_reserve_back(cb, nt * width);
-    const uint32_t l1 = get_write_ptr(cb);
-    for (uint32_t i = 0; i < nt; ++i) {
-        const uint32_t tt = first_token_tile + i;
-        for (uint32_t j = 0; j < width; ++j) {
-            const uint32_t addr = l1 + (i * width + j) * tile_bytes;
-            if (tt < token_tiles) {
-                noc_async_read_page(tt * row_tiles + col0 + j, tensor, addr);
-            } else {
-                gdn::zero_tile(addr, tile_bytes);
-            }
-        }
-    }
-    noc_async_read_barrier();
-    cb_push_back(cb, nt * width);
-}
 }  // namespace
 
 void kernel_main() {
@@ -118,9 +97,9 @@ void kernel_main() {
             const uint32_t first_tt = c * nt;
             read_grid(cb_p, records, rec, 1, ntri, 0);
             read_grid(cb_t_pairs, records, rec + ntri, 1, 2 * ntri, 0);
-            read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
-            read_head_block(cb_q, q, first_tt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
-            read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles + col0,
+            gdn::read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
+            gdn::read_head_block(cb_q, q, first_tt, nt, token_tiles, qk_row_tiles, q_col0 + hq * key_tiles, key_tiles);
+            gdn::read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles + col0,
                             block_tiles);
             gdn::read_gate_vectors(cb_vec, gv, hv, first_tt, nt, kinds, gv_head_tiles, token_tiles);
         }
