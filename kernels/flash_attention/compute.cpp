@@ -105,6 +105,17 @@ float bf16_row_value(uint32_t cb, uint32_t tile, uint32_t row) {
 // `count` tiles of `value` -> cb, made once. cb_spread (1/32) and cb_ones (1.0) are bfp8: exact for
 // these values, and half a bf16 tile for the unpacker (they are operands of every shift k-step and
 // every row-sum reduce).
+// After tile_regs_commit: reserve `count` pages of cb, take DST for the packer, pack DST[0 .. count)
+// into them in order, release DST and push the pages.
+void pack_pages(uint32_t cb, uint32_t count) {
+    cb_reserve_back(cb, count);
+    tile_regs_wait();
+    pack_reconfig_data_format(cb);
+    for (uint32_t i = 0; i < count; ++i) pack_tile(i, cb);
+    tile_regs_release();
+    cb_push_back(cb, count);
+}
+
 void make_constant_tiles(uint32_t cb, uint32_t count, float value) {
     cb_reserve_back(cb, count);
     tile_regs_acquire();
@@ -230,12 +241,7 @@ void block_max(const Geometry& g, const Step& s) {
     }
     reduce_uninit();
     tile_regs_commit();
-    cb_reserve_back(fa::cb_bmax, g.rt);
-    tile_regs_wait();
-    pack_reconfig_data_format(fa::cb_bmax);
-    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_bmax);
-    tile_regs_release();
-    cb_push_back(fa::cb_bmax, g.rt);
+    pack_pages(fa::cb_bmax, g.rt);
 }
 
 // The shift state cb_m (R tiles, every row group) with row group rho0's tiles replaced by cb_m_new's:
@@ -250,12 +256,7 @@ void replace_shift_state(const Geometry& g, const Step& s) {
         for (uint32_t r = 0; r < g.rt; ++r) copy_tile(from, r, r);
         tile_regs_commit();
         cb_pop_front(fa::cb_m, g.rt);
-        cb_reserve_back(fa::cb_m, g.rt);
-        tile_regs_wait();
-        pack_reconfig_data_format(fa::cb_m);
-        for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_m);
-        tile_regs_release();
-        cb_push_back(fa::cb_m, g.rt);
+        pack_pages(fa::cb_m, g.rt);
     }
     cb_pop_front(fa::cb_m_new, g.rt);
 }
@@ -280,12 +281,7 @@ void new_shift(const Geometry& g, const Step& s) {
     for (uint32_t r = 0; r < g.rt; ++r) binary_min_tile(r, g.rt + r, r);
     tile_regs_commit();
     cb_pop_front(fa::cb_bmax, g.rt);
-    cb_reserve_back(fa::cb_m_new, g.rt);
-    tile_regs_wait();
-    pack_reconfig_data_format(fa::cb_m_new);
-    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_m_new);
-    tile_regs_release();
-    cb_push_back(fa::cb_m_new, g.rt);
+    pack_pages(fa::cb_m_new, g.rt);
 
     // DST[r]: -m_new through the matrix unit; DST[rt + r]: -m_old likewise, then alpha.
     cb_wait_front(fa::cb_m_new, g.rt);
@@ -331,12 +327,7 @@ void seed_shift(const Geometry& g, fa::Unit unit) {
         for (uint32_t r = 0; r < g.rt; ++r) negative_tile(r);
         tile_regs_commit();
         cb_pop_front(fa::cb_bmax, g.rt);
-        cb_reserve_back(fa::cb_m, g.rt);
-        tile_regs_wait();
-        pack_reconfig_data_format(fa::cb_m);
-        for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_m);
-        tile_regs_release();
-        cb_push_back(fa::cb_m, g.rt);
+        pack_pages(fa::cb_m, g.rt);
     }
 }
 
@@ -681,12 +672,7 @@ void finalize_rows(const Geometry& g) {
     for (uint32_t r = 0; r < g.rt; ++r) recip_tile(r, VectorMode::C);
     tile_regs_commit();
     cb_pop_front(fa::cb_l, g.rt);
-    cb_reserve_back(fa::cb_l_inv, g.rt);
-    tile_regs_wait();
-    pack_reconfig_data_format(fa::cb_l_inv);
-    for (uint32_t r = 0; r < g.rt; ++r) pack_tile(r, fa::cb_l_inv);
-    tile_regs_release();
-    cb_push_back(fa::cb_l_inv, g.rt);
+    pack_pages(fa::cb_l_inv, g.rt);
 
     cb_wait_front(fa::cb_l_inv, g.rt);
     const uint32_t chunk = g.rt * g.ct_o;
