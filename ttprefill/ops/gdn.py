@@ -1528,51 +1528,25 @@ _SMALL = LayerDims(2, 4, 64, 64)
 _QWEN = LayerDims(16, 48, 128, 128)
 
 
-@register("gdn/conv_T100_h2x4_k64v64")
-def _conv_small() -> Program:
-    return _offline_layer(100, _SMALL, 64)[0]
+# name: (tokens, dims, chunk, checkpoints, fused, index of the program in _offline_layer's list)
+_REGISTERED_LAYER_PROGRAMS = {
+    "gdn/conv_T100_h2x4_k64v64": (100, _SMALL, 64, 0, False, 0),
+    "gdn/gates_T100_hv4": (100, _SMALL, 64, 0, False, 1),
+    "gdn/gate_vectors_T130_hv4_c64": (130, _SMALL, 64, 0, False, 2),
+    "gdn/scan_prep_T130_h2x4_k64v64_c64": (130, _SMALL, 64, 0, False, 3),
+    "gdn/scan_seq_T130_h2x4_k64v64_c32_ckpt": (130, _SMALL, 32, 2, False, 4),
+    "gdn/norm_T100_hv4_v64": (100, _SMALL, 64, 0, False, 5),
+    "gdn/scan_prep_T256_h16x48_k128v128_c128": (256, _QWEN, 128, 0, False, 3),
+    "gdn/scan_seq_T256_h16x48_k128v128_c64": (256, _QWEN, 64, 0, False, 4),
+    "gdn/scan_fused_T130_h2x4_k64v64_c32_ckpt": (130, _SMALL, 32, 2, True, 3),
+    "gdn/scan_fused_T256_h16x48_k128v128_c64": (256, _QWEN, 64, 0, True, 3),
+}
 
 
-@register("gdn/gates_T100_hv4")
-def _gates_small() -> Program:
-    return _offline_layer(100, _SMALL, 64)[1]
+def _register_layer_program(name: str, tokens: int, dims: LayerDims, chunk: int, checkpoints: int, fused: bool,
+                            index: int) -> None:
+    register(name)(lambda: _offline_layer(tokens, dims, chunk, checkpoints=checkpoints, fused=fused)[index])
 
 
-@register("gdn/gate_vectors_T130_hv4_c64")
-def _gate_vectors_small() -> Program:
-    return _offline_layer(130, _SMALL, 64)[2]
-
-
-@register("gdn/scan_prep_T130_h2x4_k64v64_c64")
-def _prep_small() -> Program:
-    return _offline_layer(130, _SMALL, 64)[3]
-
-
-@register("gdn/scan_seq_T130_h2x4_k64v64_c32_ckpt")
-def _seq_small() -> Program:
-    return _offline_layer(130, _SMALL, 32, checkpoints=2)[4]
-
-
-@register("gdn/norm_T100_hv4_v64")
-def _norm_small() -> Program:
-    return _offline_layer(100, _SMALL, 64)[5]
-
-
-@register("gdn/scan_prep_T256_h16x48_k128v128_c128")
-def _prep_qwen() -> Program:
-    return _offline_layer(256, _QWEN, 128)[3]
-
-
-@register("gdn/scan_seq_T256_h16x48_k128v128_c64")
-def _seq_qwen() -> Program:
-    return _offline_layer(256, _QWEN, 64)[4]
-
-
-@register("gdn/scan_fused_T130_h2x4_k64v64_c32_ckpt")
-def _fused_small() -> Program:
-    return _offline_layer(130, _SMALL, 32, checkpoints=2, fused=True)[3]
-
-
-@register("gdn/scan_fused_T256_h16x48_k128v128_c64")
-def _fused_qwen() -> Program:
-    return _offline_layer(256, _QWEN, 64, fused=True)[3]
+for _name, _spec in _REGISTERED_LAYER_PROGRAMS.items():
+    _register_layer_program(_name, *_spec)
