@@ -200,6 +200,18 @@ def test_profiler_zone_figures(sim):
     assert zone["elapsed"] >= zone["pack"]
 
 
+@pytest.mark.parametrize("fmt,tile_bytes", [(DataFormat.Float16_b, 2048), (DataFormat.Float32, 4096)])
+def test_unpackers_run_side_by_side(sim, fmt, tile_bytes):
+    # Two unpackers (ISA doc Unpackers/README.md), each at most 64 B/cycle, together at most 80 B/cycle
+    # (ISA doc L1.md): a matmul's two operand tiles cost max(64, 64, 80)-limited cycles, not their sum;
+    # a copy uses unpacker 0 alone at 64 B/cycle.
+    tiles = A.size // 1024
+    run_tile_op(sim, {"OP_MATMUL": "1", "MATMUL_TRANSPOSE": "0"}, A, B[:32, :32], resident_b=1, in_format=fmt)
+    assert sim.last_report.zones["tile"]["unpack"] == -(-2 * tile_bytes // 80) * tiles
+    run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=fmt)
+    assert sim.last_report.zones["tile"]["unpack"] == tile_bytes // 64 * tiles
+
+
 def test_bf16_dest_rounds_results(sim):
     # Without fp32 DST accumulation, DST holds bf16: a product is rounded before packing to fp32.
     out = run_tile_op(sim, {"OP_BINARY": "1", "BINARY_INIT": "mul_init", "BINARY_CALL": "mul_tiles"}, A, B,

@@ -2,7 +2,7 @@
 timing-only mode, writes every result as JSON and draws the plots (PNG).
 
 Every device figure here is MODELED by the simulator's timing model (docs/TIMING.md: calibrated to
-within about ±20% on a published matmul); the published figures it is set against are measured on
+within about ±25% on a published matmul); the published figures it is set against are measured on
 Wormhole (shared/WORMHOLE.md).
 """
 

@@ -112,13 +112,20 @@ void Scheduler::finish_dst_write(int dst) {
     for (float& v : t) v = round_to_bf16(v);
 }
 
-void Scheduler::charge_unpack(ComputeState& cs, int cb, int tiles) {
+void Scheduler::charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int cb_srcb, int tiles_srcb) {
     Fiber& f = me();
-    uint64_t bytes = uint64_t(tile_bytes(cb_of(cb, "unpack").format)) * tiles;
-    uint64_t cycles = (bytes + timing::kUnpackBytesPerCycle - 1) / timing::kUnpackBytesPerCycle;
-    // srcA/srcB are double-buffered: the unpacker fills one bank while math works on the other, so
+    auto bytes_of = [&](int cb, int tiles) {
+        return tiles > 0 ? uint64_t(tile_bytes(cb_of(cb, "unpack").format)) * uint64_t(tiles) : uint64_t(0);
+    };
+    const uint64_t a = bytes_of(cb_srca, tiles_srca), b = bytes_of(cb_srcb, tiles_srcb);
+    auto ceil_div = [](uint64_t x, uint64_t y) { return (x + y - 1) / y; };
+    // The two unpackers run side by side, each at most kUnpackBytesPerCycle, together at most
+    // kUnpackJointBytesPerCycle (they share L1 ports).
+    const uint64_t cycles = std::max({ceil_div(a, timing::kUnpackBytesPerCycle), ceil_div(b, timing::kUnpackBytesPerCycle),
+                                      ceil_div(a + b, timing::kUnpackJointBytesPerCycle)});
+    // srcA/srcB are double-buffered: the unpackers fill one bank while math works on the other, so
     // the next unpack may start once the FPU has started on the previous operands. SFPU ops work on
-    // DST alone (VectorUnit.md) and do not hold the unpacker back.
+    // DST alone (VectorUnit.md) and do not hold the unpackers back.
     cs.t_unpack = std::max(cs.t_unpack, cs.last_fpu_start) + cycles;
     f.busy += cycles;
     cs.unpack_busy += cycles;
@@ -250,7 +257,7 @@ void Scheduler::copy_tile(int cb, int tile, int dst) {
     me().call = "copy_tile";
     load_operand(cb, tile, cs.dst[dst].data(), /*fpu_operand=*/!me().spec->fp32_dest, "copy_tile");
     finish_dst_write(dst);
-    charge_unpack(cs, cb, 1);
+    charge_unpack(cs, cb, 1, -1, 0);
     charge_math(cs, timing::kDatacopyTileCycles, true);
 }
 
@@ -294,8 +301,8 @@ void Scheduler::binary_tiles(FpuOp op, Bcast bcast, int cb_a, int cb_b, int tile
         }
         finish_dst_write(dst);
     }
-    charge_unpack(cs, cb_a, 1);
-    if (!reuse_a && !reuse_b) charge_unpack(cs, cb_b, 1);
+    // Eltwise: in0 to srcA (unpacker 0), in1 to srcB (unpacker 1); dest reuse unpacks only in0.
+    charge_unpack(cs, cb_a, 1, cb_b, reuse_a || reuse_b ? 0 : 1);
     uint64_t phases = op == FpuOp::Mul ? uint64_t(fidelity_phases(me().spec->fidelity)) : 1;
     charge_math(cs, timing::kEltwiseTileCyclesPerPhase * phases, true);
 }
@@ -323,9 +330,8 @@ void Scheduler::matmul_block(int cb_a, int cb_b, int tile_a, int tile_b, int dst
             }
         }
     }
-    // The unpacker reuses in0 across the block's columns and in1 across its rows.
-    charge_unpack(cs, cb_a, rt);
-    charge_unpack(cs, cb_b, ct);
+    // The unpackers reuse in0 (to srcB) across the block's columns and in1 (to srcA) across its rows.
+    charge_unpack(cs, cb_b, ct, cb_a, rt);
     uint64_t tiles = uint64_t(rt) * ct;
     counters_.matmul_tiles += tiles;
     counters_.fpu_flops += tiles * 2ull * TILE_DIM * TILE_DIM * TILE_DIM;
@@ -369,8 +375,7 @@ void Scheduler::reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, 
         }
         finish_dst_write(dst);
     }
-    charge_unpack(cs, cb, 1);
-    charge_unpack(cs, cb_scaler, 1);
+    charge_unpack(cs, cb, 1, cb_scaler, 1);
     charge_math(cs, timing::kReduceTileCycles * (dim == 2 ? 2 : 1), true);
 }
 
@@ -389,7 +394,7 @@ void Scheduler::transpose_tile(int cb, int tile, int dst) {
             for (int c = 0; c < TILE_DIM; ++c) d[c * TILE_DIM + r] = x[r * TILE_DIM + c];
         finish_dst_write(dst);
     }
-    charge_unpack(cs, cb, 1);
+    charge_unpack(cs, cb, 1, -1, 0);
     charge_math(cs, timing::kDatacopyTileCycles, true);
 }
 

@@ -222,7 +222,8 @@ private:
     void load_operand(int cb, int tile, float* out, bool fpu_operand, const char* what);
     void finish_dst_write(int dst);
     void require_fpu_init(FpuOp op, Bcast bcast, const char* what);
-    void charge_unpack(ComputeState& cs, int cb, int tiles);
+    // Unpack tiles_srca tiles of cb_srca to srcA (or DST) and tiles_srcb of cb_srcb to srcB.
+    void charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int cb_srcb, int tiles_srcb);
     void charge_math(ComputeState& cs, uint64_t cycles, bool fpu);
     uint64_t noc_latency(uint32_t x, uint32_t y) const;
     // Time a NoC transfer issued now: it waits for this core's NoC port (and the DRAM channel, for a

@@ -23,7 +23,12 @@ constexpr uint64_t kReduceTileCycles = 4;
 constexpr uint64_t kDatacopyTileCycles = 8;
 
 // Unpack at 64 B/cycle, pack at 4 x 16 B/cycle (derived in WORMHOLE.md): a bf16 tile is >= 32 cycles each.
+// There are two unpackers (unpacker 0 -> srcA or DST, unpacker 1 -> srcB; ISA doc Unpackers/README.md).
+// One alone reads L1 at up to four 128-bit words a cycle (64 B); both at once share three of their
+// ports and reach five words a cycle together (80 B) (ISA doc TensixTile/L1.md, "Maximum theoretical
+// bandwidth"; tt-metal's eltwise performance models use the same 80 B/cycle shared figure).
 constexpr uint64_t kUnpackBytesPerCycle = 64;
+constexpr uint64_t kUnpackJointBytesPerCycle = 80;
 constexpr uint64_t kPackBytesPerCycle = 64;
 
 // SFPU: 32 lanes, a tile is 32 iterations, so >= 32 cycles per tile per instruction (VectorUnit.md).
