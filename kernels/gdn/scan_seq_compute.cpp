@@ -136,12 +136,14 @@ void pack_block_at(uint32_t cb, uint32_t rows, uint32_t cols, uint32_t row0, uin
     tile_regs_release();
 }
 
-// kh = k h in 2 x 2 blocks, one block per run_one, into cb_kh's reserved chunk.
+// kh = k h in 2 x 2 blocks, one block per run_one, into cb_kh's reserved chunk. The first job waits for
+// the state: the previous chunk's update is still being packed while the jobs before it run.
 struct KhJobs {
     uint32_t nt, key_tiles, block_tiles;
     uint32_t r0 = 0, c0 = 0;
     bool run_one() {
         if (r0 >= nt) return false;
+        if (r0 == 0 && c0 == 0) cb_wait_front(cb_h, key_tiles * block_tiles);
         const uint32_t rn = min_u32(2, nt - r0), cn = min_u32(2, block_tiles - c0);
         tile_regs_acquire();
         gdn::matmul_start(cb_k, cb_h);
@@ -235,12 +237,13 @@ void kernel_main() {
         uint32_t next_checkpoint = 0;
 
         for (uint32_t c = 0; c < num_chunks; ++c) {
-            cb_wait_front(cb_h, state_tiles);
             cb_wait_front(cb_k, nt * key_tiles);
             cb_wait_front(cb_vec, vec_tiles);
             cb_wait_front(cb_q, nt * key_tiles);
             // The products that need neither the preparation nor v: k h, K~^T and q~. In the fused
-            // scan they fill the waits of the preparation's inverse (scan_prep_chunk.h).
+            // scan they fill the waits of the preparation's inverse (scan_prep_chunk.h). Each step
+            // below starts with work that does not need what the step before it is still packing
+            // (K~^T before k h, q~ after it, O's q~ h before its P Vnew), so the pipeline never drains.
             cb_reserve_back(cb_kh, chunk_tiles);
             cb_reserve_back(cb_kt, key_tiles * nt);
             cb_reserve_back(cb_qt, key_tiles * nt);
@@ -306,7 +309,6 @@ void kernel_main() {
                     }
                 }
                 cb_push_back(cb_vnew, chunk_tiles);
-                cb_wait_front(cb_vnew, chunk_tiles);
             }
             {
                 DeviceZoneScopedN("seq.O");
@@ -321,6 +323,7 @@ void kernel_main() {
                         for (uint32_t kt = 0; kt < key_tiles; ++kt) {
                             matmul_block(cb_qt, cb_h, i0 * key_tiles + kt, kt * block_tiles + j0, 0, 0, cn, rn, key_tiles);
                         }
+                        if (i0 == 0 && j0 == 0) cb_wait_front(cb_vnew, chunk_tiles);
                         gdn::matmul_start(rec.cb_p, cb_vnew);
                         for (uint32_t r = 0; r < rn; ++r) {
                             for (uint32_t j = 0; j <= i0 + r; ++j) {
