@@ -135,7 +135,7 @@ def test_fused_scan_helpers_give_the_same_bits(sim):
 
 def test_helpers_need_idle_cores():
     assert gdn.helper_plan(64) is None and gdn.helper_plan(49) is None  # a helper takes at most 3 heads
-    assert gdn.helper_plan(48) == gdn.HelperPlan(3, 16, 40)
+    assert gdn.helper_plan(48) == gdn.HelperPlan(3, 16, 38)
     assert gdn.helper_plan(20).heads_per_helper == 1 and gdn.helper_plan(20).offload_num == 64
     with pytest.raises(gdn.GdnShapeError, match="no room for helper cores"):
         gdn.scan_fused_program(None, gdn.ScanShape(64, 16, 64, 128, 128), *([None] * 9), helpers=True)
@@ -566,5 +566,5 @@ def test_modeled_scan_cycles_regression_guard():
     out = gdn.gdn_bench(args)
     assert "gdn_scan_fused" in out["programs"]
     scan_cycles = out["programs"]["gdn_gate_vectors"] + out["programs"]["gdn_scan_fused"]
-    assert scan_cycles < 1.03 * 333_631, scan_cycles  # measured 333,631 cycles (0.419 of the bound)
-    assert out["scan_bound_fraction"] > 0.40
+    assert scan_cycles < 1.03 * 316_980, scan_cycles  # measured 316,980 cycles (0.441 of the bound)
+    assert out["scan_bound_fraction"] > 0.43

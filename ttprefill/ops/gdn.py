@@ -509,12 +509,13 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
 # fraction is balanced on: a helper's preparation of a record (decay, A, the inverse with its waits
 # unfilled, P, the scaled T; k k^T and q k^T formed once per q/k group) and a head core's own part of a
 # chunk (k h, K~^T, q~, Vnew, O, the state update), from RunReport.zones of the fused scan in timing-only
-# runs. The fraction they give, 40/64, is also the fastest of a sweep: at 8k tokens 2.24M cycles (38/64:
-# 2.27M), at 2k 0.592M (38/64: 0.597M, 42/64: 0.614M, 44/64: 0.641M).
+# runs. The fraction they give, 38/64, is also the fastest of a sweep: at 8k tokens 2.071M cycles
+# (36/64: 2.107M, 37/64: 2.089M, 39/64: 2.085M, 40/64: 2.138M), at 2k 0.550M (36/64: 0.558M, 40/64:
+# 0.563M). (The head's part shrank when its steps stopped draining the pipeline between them.)
 MAX_HEADS_PER_HELPER = 3
 RECORD_SLOTS = 2
-_PREP_CYCLES_PER_CHUNK = 9_300
-_SEQ_CYCLES_PER_CHUNK = 13_850
+_PREP_CYCLES_PER_CHUNK = 9_000
+_SEQ_CYCLES_PER_CHUNK = 12_200
 _OFFLOAD_DENOMINATOR = 64
 
 
