@@ -31,8 +31,7 @@
 //
 // CBs (both programs place them at these indices): inputs c_0 k, c_1 q (bf16, nt x KT), c_3 the
 // chunk's gate vectors (gate_vectors.h), c_5 constants (scan_prep_consts.h); scratch c_7 inverse
-// running blocks (2 kInverseLanes), c_8 masked A tiles ((kInverseLevels - 1) kInverseLanes), c_9
-// product tiles (kInverseLanes), c_27
+// running blocks (2 kInverseLanes), c_9 product tiles (kInverseLanes), c_27
 // decay, c_28 A, c_29 T (nt(nt+1)/2 each), all fp32. Outputs to the CBs of PrepOutputs.
 #pragma once
 
@@ -50,7 +49,6 @@ constexpr uint32_t cb_q = tt::CBIndex::c_1;
 constexpr uint32_t cb_vec = tt::CBIndex::c_3;
 constexpr uint32_t cb_consts = tt::CBIndex::c_5;
 constexpr uint32_t cb_block_inv = tt::CBIndex::c_7;
-constexpr uint32_t cb_masked = tt::CBIndex::c_8;
 constexpr uint32_t cb_product = tt::CBIndex::c_9;
 constexpr uint32_t cb_decay = tt::CBIndex::c_27;
 constexpr uint32_t cb_a = tt::CBIndex::c_28;
@@ -170,25 +168,19 @@ struct PJobs {
 // its own it leaves the unpacker, FPU and packer taking turns. Two things fill the waits: the diagonal
 // tiles are inverted side by side (kInverseLanes lanes, one's step runs while the other's result is
 // packed), and between dependent steps the caller's `fill` runs one job of independent work (P tiles,
-// and in the fused scan the state-side products of the sequential part). The joining entries R of
-// every level are masked out of A up front, so the chain waits only on its own products.
-// Scratch CBs: cb_masked (kInverseLevels - 1) * kInverseLanes tiles, cb_product kInverseLanes,
-// cb_block_inv 2 * kInverseLanes.
+// and in the fused scan the state-side products of the sequential part).
+// Scratch CBs: cb_product kInverseLanes tiles, cb_block_inv 2 * kInverseLanes.
 constexpr uint32_t kInverseLanes = 2;
 
 // Inverses of the unit lower triangular diagonal tiles I + A(I,I), I in [first, first + lanes), into
 // cb_t in order of I.
+//
+// A level's joining entries R = A o M (M: rows of the lower 2^l-row block of each pair, columns of its
+// partner) enter as D R = (D A) o M: D is block diagonal, so row r of D A sums D(r, k) A(k, c) over k in
+// r's own block only, the same terms in the same order as D R, and the mask keeps exactly D R's
+// non-zero entries. The product is masked instead of A, so no masked copy of A is formed and stored.
 template <typename Fill>
 inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes, Fill& fill) {
-    // R of levels 1.. : the entries of A that join the 2^level-row blocks pairwise.
-    for (uint32_t level = 1; level < gdn::kInverseLevels; ++level) {
-        for (uint32_t l = 0; l < lanes; ++l) {
-            tile_regs_acquire();
-            gdn::copy_in(cb_a, tri(first + l, first + l), 0);
-            gdn::mask_dst(0, cb_consts, gdn::kConstLevelMask0 + level);
-            gdn::pack_dst_push(cb_masked);
-        }
-    }
     // 1-row blocks merged into 2-row blocks: D = I - (A masked to level 0).
     for (uint32_t l = 0; l < lanes; ++l) {
         tile_regs_acquire();
@@ -198,15 +190,15 @@ inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes, Fill& fill) {
         gdn::sub_dst(0, 1, 0);
         gdn::pack_dst_push(cb_block_inv);
     }
-    cb_wait_front(cb_masked, (gdn::kInverseLevels - 1) * lanes);
     for (uint32_t level = 1; level < gdn::kInverseLevels; ++level) {
         fill();
-        // X = -(D R)
+        // X = -(D A) o M_level = -(D R)
         cb_wait_front(cb_block_inv, lanes);
         for (uint32_t l = 0; l < lanes; ++l) {
             tile_regs_acquire();
-            gdn::matmul_start(cb_block_inv, cb_masked);
-            matmul_tiles(cb_block_inv, cb_masked, l, (level - 1) * lanes + l, 0);
+            gdn::matmul_start(cb_block_inv, cb_a);
+            matmul_tiles(cb_block_inv, cb_a, l, tri(first + l, first + l), 0);
+            gdn::mask_dst(0, cb_consts, gdn::kConstLevelMask0 + level);
             gdn::negate_dst(0);
             gdn::pack_dst_push(cb_product);
         }
@@ -225,7 +217,6 @@ inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes, Fill& fill) {
         }
         cb_pop_front(cb_block_inv, lanes);
     }
-    cb_pop_front(cb_masked, (gdn::kInverseLevels - 1) * lanes);
 }
 
 // T = (I + A)^-1 into cb_t (t_pos order): diagonal tiles, then block forward substitution below them.

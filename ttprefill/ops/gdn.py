@@ -128,10 +128,8 @@ CONV_WIDTH = 4
 EPS = 1e-6
 # Constant tiles of the scan preparation (kernels/gdn/scan_prep_consts.h: kNumConsts).
 PREP_CONST_TILES = 9
-# Diagonal tiles of T inverted side by side (kernels/gdn/scan_prep_chunk.h: kInverseLanes), and the
-# doubling levels of a tile's inverse (kernels/gdn/scan_prep_consts.h: kInverseLevels).
+# Diagonal tiles of T inverted side by side (kernels/gdn/scan_prep_chunk.h: kInverseLanes).
 INVERSE_LANES = 2
-INVERSE_LEVELS = 5
 # DST tiles per acquire with fp32 accumulation.
 DST_TILES = 4
 # Gate-vector quantities without the per-tile-boundary ones (kernels/gdn/gate_vectors.h: kFromTileEnd).
@@ -390,8 +388,7 @@ def _prep_cbs(s: ScanShape, qkv_fmt: DataFormat, cores, cb) -> list:
         cb(0, qkv_fmt, 2 * nt * kt), cb(1, qkv_fmt, 2 * nt * kt),       # k, q
         cb(3, FP32, 2 * s.vector_tiles),                                 # gate vectors
         cb(5, BF16, PREP_CONST_TILES),                                   # constants
-        cb(7, FP32, 2 * INVERSE_LANES), cb(8, FP32, (INVERSE_LEVELS - 1) * INVERSE_LANES),       # inverse scratch
-        cb(9, FP32, INVERSE_LANES),
+        cb(7, FP32, 2 * INVERSE_LANES), cb(9, FP32, INVERSE_LANES),       # inverse scratch
         cb(27, FP32, s.tri_tiles), cb(28, FP32, s.tri_tiles), cb(29, FP32, s.tri_tiles),          # decay, A, T
     ]
 
