@@ -164,6 +164,15 @@ def test_sfpu_broadcast_binary(sim, direction, op, fn):
     close(out, fn(bf16(A).astype(np.float64), spread))
 
 
+def test_copy_dest_values(sim):
+    # DST[0] <- DST[1] on the SFPU, bit for bit (fp32 DST), one simple SFPU pass (32 cycles).
+    out = run_tile_op(sim, {"OP_SFPU_BINARY": "1", "SFPU_INIT": "copy_dest_values_init",
+                            "SFPU_CALL(a, b, o)": "copy_dest_values<DataFormat::Float32>(b, o)"}, A, B)
+    close(out, bf16(B), 0, 0)
+    zone = sim.last_report.zones["tile"]
+    assert zone["math"] == (8 + 8 + 32) * (A.size // 1024)  # two copy_tile datacopies, then the SFPU copy
+
+
 @pytest.mark.parametrize("mode,faces", [("VectorMode::R", (0, 1)), ("VectorMode::C", (0, 2)), ("VectorMode::RC", (0, 1, 2, 3))])
 def test_sfpu_vector_modes(sim, mode, faces):
     # tt-llk's unary SFPU params: R runs on faces 0-1 (the top 16 rows), C on faces 0 and 2 (the left 16

@@ -35,6 +35,7 @@
 // decay, c_28 A, c_29 T (nt(nt+1)/2 each), all fp32. Outputs to the CBs of PrepOutputs.
 #pragma once
 
+#include "api/compute/copy_dest_values.h"
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
 #include "api/compute/sfpu_binary_bcast.h"
 #include "api/debug/kernel_profiler.hpp"
@@ -292,7 +293,8 @@ inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tile
             for (uint32_t j = 0; j <= i; ++j) {
                 tile_regs_acquire();
                 gdn::copy_in(cb_t, t_pos(i, j, nt), 0);
-                gdn::copy_in(cb_t, t_pos(i, j, nt), 1);
+                copy_dest_values_init();  // the second copy of T on the SFPU: cheaper than unpacking fp32 again
+                copy_dest_values<DataFormat::Float32>(0, 1);
                 row_vector(gdn::gv::kBeta, j, nt, 2);
                 sfpu_bcast_row_init();
                 sfpu_mul_bcast_row(0, 2);

@@ -587,6 +587,7 @@ void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
                 case SfpuOp::MulBinary: r = x * y; break;
                 case SfpuOp::DivBinary: r = x / y; break;
                 case SfpuOp::Mask: r = y == 0.0f ? 0.0f : x; break;
+                case SfpuOp::CopyDest: r = x; break;
                 default: raise("SFPU op " + std::to_string(int(op)) + " is not a binary operation");
             }
             o[i] = r;

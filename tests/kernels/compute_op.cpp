@@ -26,6 +26,7 @@
 #include "api/compute/binary_max_min.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/sfpu_binary_bcast.h"
+#include "api/compute/copy_dest_values.h"
 #include "api/debug/kernel_profiler.hpp"
 
 void kernel_main() {

@@ -49,6 +49,7 @@ enum class SfpuOp : uint32_t {
     BcastRowAdd,
     BcastRowSub,
     BcastRowMul,
+    CopyDest,  // DST tile to DST tile (api/compute/copy_dest_values.h)
     Count
 };
 
