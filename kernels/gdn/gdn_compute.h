@@ -101,6 +101,20 @@ ALWI void pack_dst_push(uint32_t cb, uint32_t count = 1) {
     tile_regs_release();
 }
 
+// As pack_dst_push for DST[0] alone, with exp applied to it on the pack thread first: the SFPU's exp
+// then overlaps whatever FPU work the math thread does next instead of holding it up.
+ALWI void pack_exp_push(uint32_t cb) {
+    tile_regs_commit();
+    tile_regs_wait();
+    exp_packthread_tile_init();
+    exp_packthread_tile(0);
+    pack_reconfig_data_format(cb);
+    cb_reserve_back(cb, 1);
+    pack_tile(0, cb);
+    cb_push_back(cb, 1);
+    tile_regs_release();
+}
+
 // Hand DST to the packer and pack DST[0] into cb0 and DST[1] into cb1, one page each (the CBs may
 // differ in format).
 ALWI void pack_pair_push(uint32_t cb0, uint32_t cb1) {

@@ -86,38 +86,47 @@ inline void decay_tile(uint32_t i, uint32_t j, uint32_t nt) {
         sfpu_bcast_row_init();
         sfpu_sub_bcast_row(0, 1);  // gam_r - gam_c
         gdn::mask_dst(0, cb_consts, gdn::kConstLowerIncl);  // exponents above the diagonal -> 0
-        gdn::exp_dst(0);
-    } else {
-        row_vector(gdn::gv::kToTileEnd, j, nt, 1);
-        sfpu_bcast_row_init();
-        sfpu_mul_bcast_row(0, 1);  // times exp(end(J) - gam_c)
+        gdn::pack_exp_push(cb_decay);                        // the exp on the pack thread
+        return;
     }
+    row_vector(gdn::gv::kToTileEnd, j, nt, 1);
+    sfpu_bcast_row_init();
+    sfpu_mul_bcast_row(0, 1);  // times exp(end(J) - gam_c)
     gdn::pack_dst_push(cb_decay);
 }
 
 // Where k k^T and q k^T come from: matmuls of cb_k and cb_q (the default), or lower tile triangles
-// already formed in fp32 CBs (form_key_products) for the value heads of one q/k group, which share k
+// already formed in fp32 CBs (KeyProductJobs) for the value heads of one q/k group, which share k
 // and q: a helper core preparing a group's heads forms them once. Either way the same fp32 values.
 struct KeyProducts {
     uint32_t cb_kk = 0, cb_qk = 0;
     bool precomputed = false;
 };
 
-// k k^T and q k^T of the chunk (tri order, fp32) into kp.cb_kk and kp.cb_qk.
-inline void form_key_products(const KeyProducts& kp, uint32_t nt, uint32_t key_tiles) {
-    for (uint32_t i = 0; i < nt; ++i) {
-        for (uint32_t j = 0; j <= i; ++j) {
-            tile_regs_acquire();
-            gdn::matmul_start(cb_k, cb_k, 1);
-            for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
-            gdn::matmul_start(cb_q, cb_k, 1);
-            for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 1);
-            gdn::pack_pair_push(kp.cb_kk, kp.cb_qk);
+// k k^T and q k^T of the chunk (tri order, fp32) into kp.cb_kk and kp.cb_qk, one tile pair per run_one
+// (false once all are formed and waited for): FPU work, so it can overlap the decay tiles' exps.
+struct KeyProductJobs {
+    KeyProducts kp;
+    uint32_t nt, key_tiles;
+    uint32_t i = 0, j = 0;
+    bool done = false;
+    bool run_one() {
+        if (done) return false;
+        tile_regs_acquire();
+        gdn::matmul_start(cb_k, cb_k, 1);
+        for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_k, cb_k, i * key_tiles + kt, j * key_tiles + kt, 0);
+        gdn::matmul_start(cb_q, cb_k, 1);
+        for (uint32_t kt = 0; kt < key_tiles; ++kt) matmul_tiles(cb_q, cb_k, i * key_tiles + kt, j * key_tiles + kt, 1);
+        gdn::pack_pair_push(kp.cb_kk, kp.cb_qk);
+        if (++j > i) j = 0, ++i;
+        if (i == nt) {
+            done = true;
+            cb_wait_front(kp.cb_kk, nt * (nt + 1) / 2);
+            cb_wait_front(kp.cb_qk, nt * (nt + 1) / 2);
         }
+        return true;
     }
-    cb_wait_front(kp.cb_kk, nt * (nt + 1) / 2);
-    cb_wait_front(kp.cb_qk, nt * (nt + 1) / 2);
-}
+};
 
 // (left_I k_J^T) decay(I, J), times beta_I when with_beta, with the diagonal tile masked to
 // `diagonal_mask`, into cb_out. Uses DST 0 and 1.
@@ -258,13 +267,19 @@ struct PrepOutputs {
     uint32_t neg_t_beta_exp;
 };
 
+// No other work to overlap with.
+inline bool no_jobs() { return false; }
+
 // One (value head, chunk): waits for k, q and the gate vectors, pushes P, then T~ and -T^ to `out`.
 // `fill` runs one job of other work per call (false when it has none left); P tiles must be among its
-// jobs (PJobs), and prepare_chunk runs it dry before it returns. Pops its scratch; pops k, q and the
-// gate vectors only when pop_inputs (the fused scan's sequential part reads them after it).
-template <typename Fill>
+// jobs (PJobs), and prepare_chunk runs it dry before it returns. `fpu_work` is the same for jobs that
+// keep the FPU busy and need neither the decay tiles nor A: one runs after each diagonal decay tile,
+// whose exp is then on the pack thread, and the rest before A is formed (KeyProductJobs, when A needs
+// them, must be among them). Pops its scratch; pops k, q and the gate vectors only when pop_inputs
+// (the fused scan's sequential part reads them after it).
+template <typename Fill, typename FpuWork>
 inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tiles, bool pop_inputs, Fill& fill,
-                          const KeyProducts& kp = {}) {
+                          FpuWork& fpu_work, const KeyProducts& kp = {}) {
     const uint32_t ntri = nt * (nt + 1) / 2;
     cb_wait_front(cb_k, nt * key_tiles);
     cb_wait_front(cb_q, nt * key_tiles);
@@ -273,6 +288,9 @@ inline void prepare_chunk(const PrepOutputs& out, uint32_t nt, uint32_t key_tile
         DeviceZoneScopedN("prep.decay_A");
         for (uint32_t i = 0; i < nt; ++i) {
             for (uint32_t j = 0; j <= i; ++j) decay_tile(i, j, nt);
+            fpu_work();  // overlaps the exp of diagonal tile (i, i)
+        }
+        while (fpu_work()) {
         }
         cb_wait_front(cb_decay, ntri);
         for (uint32_t i = 0; i < nt; ++i) {

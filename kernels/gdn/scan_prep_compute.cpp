@@ -32,11 +32,13 @@ void kernel_main() {
     for (uint32_t unit = 0; unit < num_units; unit += heads) {
         cb_wait_front(gdn::prep::cb_k, nt * key_tiles);
         cb_wait_front(gdn::prep::cb_q, nt * key_tiles);
-        gdn::prep::form_key_products(kp, nt, key_tiles);
+        // The group's k k^T and q k^T are formed while the first head's decay exps run.
+        gdn::prep::KeyProductJobs key_products{kp, nt, key_tiles};
+        auto key_product_work = [&key_products]() { return key_products.run_one(); };
         for (uint32_t h = 0; h < heads; ++h) {
             gdn::prep::PJobs p_jobs{nt, key_tiles, cb_out, kp};
             auto fill = [&p_jobs]() { return p_jobs.run_one(); };
-            gdn::prep::prepare_chunk(out, nt, key_tiles, false, fill, kp);
+            gdn::prep::prepare_chunk(out, nt, key_tiles, false, fill, key_product_work, kp);
             cb_pop_front(gdn::prep::cb_vec, vec_tiles);
         }
         cb_pop_front(gdn::prep::cb_k, nt * key_tiles);
@@ -48,7 +50,7 @@ void kernel_main() {
     for (uint32_t unit = 0; unit < num_units; ++unit) {
         gdn::prep::PJobs p_jobs{nt, key_tiles, cb_out};
         auto fill = [&p_jobs]() { return p_jobs.run_one(); };
-        gdn::prep::prepare_chunk(out, nt, key_tiles, true, fill);
+        gdn::prep::prepare_chunk(out, nt, key_tiles, true, fill, gdn::prep::no_jobs);
     }
 #endif
 }

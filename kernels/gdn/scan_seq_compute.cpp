@@ -258,7 +258,9 @@ void kernel_main() {
                 auto fill = [&]() {
                     return p_jobs.run_one() || kt_jobs.run_one() || kh_jobs.run_one() || qt_jobs.run_one();
                 };
-                gdn::prep::prepare_chunk(records, nt, key_tiles, false, fill);
+                // k h is FPU work: its blocks overlap the decay tiles' exps.
+                auto kh_work = [&]() { return kh_jobs.run_one(); };
+                gdn::prep::prepare_chunk(records, nt, key_tiles, false, fill, kh_work);
             } else {
                 DeviceZoneScopedN("seq.kh_KT");
                 while (kt_jobs.run_one()) {
