@@ -18,9 +18,9 @@
 // is the product exp(gam_r - end(J)) exp(end(J) - gam_c) of two such factors, so no exp is taken of a
 // tile-sized difference and nothing can overflow. Tokens past the sequence's end have g = beta = 0.
 //
-// Device layout: an fp32 tiled tensor of shape [kinds * head_tiles * 32, token_tiles * 32] with heads
-// along rows and tokens along columns: quantity q of value head h for token t is element
-// (q * head_tiles * 32 + h, t). A scan reader copies row h % 32 of tile (q * head_tiles + h / 32, t / 32)
+// Device layout: an fp32 tiled tensor of shape [kinds * head_tiles * 32, row_tiles(token_tiles) * 32]
+// with heads along rows and tokens along columns: quantity q of value head h for token t is element
+// (q * head_tiles * 32 + h, t); the columns past the tokens are never written or read. A scan reader copies row h % 32 of tile (q * head_tiles + h / 32, t / 32)
 // into row 0 of a "vector tile", the form the SFPU's broadcast operations read (row 0 for a row
 // broadcast; its transpose puts the values in column 0 for a column broadcast).
 //
@@ -45,5 +45,15 @@ inline uint32_t kinds(uint32_t nt) { return kFromTileEnd + nt - 1; }
 
 // Position of quantity q of token tile i in a chunk's vector-tile CB.
 inline uint32_t at(uint32_t q, uint32_t i, uint32_t nt) { return q * nt + i; }
+
+// Tiles per row of the device tensor: the token tiles rounded up to a count with no factor in common
+// with the 12 DRAM banks (page i lives in bank i % 12). The cores writing the same chunk's tiles then
+// spread over every bank; with 256 token tiles (8k tokens), a multiple of 4, the rows of all the
+// quantities started on banks 4 apart and every core's writes went to the same 6 banks.
+inline uint32_t row_tiles(uint32_t token_tiles) {
+    uint32_t n = token_tiles;
+    while (n % 2 == 0 || n % 3 == 0) ++n;
+    return n;
+}
 
 }  // namespace gdn::gv

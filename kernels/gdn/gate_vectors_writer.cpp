@@ -7,6 +7,7 @@
 // Runtime args: 0 first unit, 1 number of units (unit u: chunk u / HT, head tile u % HT).
 // CBs: c_16 quantity tiles (two units' worth).
 #include "api/dataflow/dataflow_api.h"
+#include "gate_vectors.h"
 
 void kernel_main() {
     constexpr uint32_t cb_out = tt::CBIndex::c_16;
@@ -20,6 +21,7 @@ void kernel_main() {
     constexpr auto args = TensorAccessorArgs<0>();
     const auto out = TensorAccessor(args, addr, get_tile_size(cb_out));
     const uint32_t tile_bytes = get_tile_size(cb_out);
+    const uint32_t row_tiles = gdn::gv::row_tiles(token_tiles);
     for (uint32_t u = first; u < first + count; ++u) {
         const uint32_t ht = u % head_tiles;
         // A unit's tiles leave together, so their writes overlap (the CB holds two units).
@@ -29,7 +31,7 @@ void kernel_main() {
             const uint32_t tt = (u / head_tiles) * nt + i;
             if (tt >= token_tiles) continue;
             for (uint32_t q = 0; q < kinds; ++q) {
-                noc_async_write_page((q * head_tiles + ht) * token_tiles + tt, out, l1 + (i * kinds + q) * tile_bytes);
+                noc_async_write_page((q * head_tiles + ht) * row_tiles + tt, out, l1 + (i * kinds + q) * tile_bytes);
             }
         }
         noc_async_write_barrier();

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
+#include "gate_vectors.h"
 
 namespace gdn {
 
@@ -105,6 +106,7 @@ template <typename Accessor>
 inline void read_gate_vectors(uint32_t cb, const Accessor& tensor, uint32_t head, uint32_t first_token_tile,
                               uint32_t nt, uint32_t kinds, uint32_t head_tiles, uint32_t token_tiles) {
     const uint32_t tile_bytes = get_tile_size(cb);
+    const uint32_t row_tiles = gv::row_tiles(token_tiles);
     cb_reserve_back(cb, kinds * nt);
     const uint32_t l1 = get_write_ptr(cb);
     for (uint32_t q = 0; q < kinds; ++q) {
@@ -112,7 +114,7 @@ inline void read_gate_vectors(uint32_t cb, const Accessor& tensor, uint32_t head
             const uint32_t addr = l1 + (q * nt + i) * tile_bytes;
             const uint32_t tt = first_token_tile + i;
             if (tt < token_tiles) {
-                read_row_fp32(tensor, (q * head_tiles + head / kTileDim) * token_tiles + tt, head % kTileDim, addr);
+                read_row_fp32(tensor, (q * head_tiles + head / kTileDim) * row_tiles + tt, head % kTileDim, addr);
             } else {
                 for (uint32_t half = 0; half < 2; ++half) {
                     volatile tt_l1_ptr uint32_t* p = l1_ptr<uint32_t>(addr + face_offset(0, half * kFaceDim) * 4);

@@ -144,13 +144,16 @@ FP32 = DataFormat.Float32
 # HiFi2 would drop the low slice of the fp32 sums of squares (in0 of the row-sum matmul). The gain is
 # small (~0.1% modeled): the conv's shift matmuls wait on the unpacker, and SiLU bounds both programs.
 CONV_NORM_FIDELITY = MathFidelity.HiFi3
-# Fidelity of the scan's matmuls: HiFi4, every bit of the TF32 operands. HiFi3 would be 2.3% faster
-# (modeled, 27B shape at 8k: the scan is mostly bound by unpacking, not by the FPU) but drops the
-# product of the operands' low slices, a relative error ~2^-12 per product even for bf16 q and k (in1's
-# low slice holds bf16's last three mantissa bits), which shows in P at 1e-4 and pushes the
-# conditioning limits of the module docstring down (C = 32 fails rel RMS 0.01 at beta |k|^2 = 1.69 on
-# the state).
-SCAN_FIDELITY = MathFidelity.HiFi4
+# Fidelity of the scan's matmuls: HiFi3. It drops only the product of the operands' low slices (TF32
+# operands: in0's last 4 mantissa bits times in1's last 5; sim/src/numerics.cpp), at most 2^-10 of a
+# product and about as large as the TF32 operand rounding the FPU does at any fidelity. Measured on
+# GDN.md's inputs it changes nothing visible: rel RMS 3.23e-3 / 2.56e-3 (outputs / state, 27B shape,
+# 1024 tokens) against 3.22e-3 / 2.53e-3 at HiFi4; P moves from 1e-6 to 1e-4 of fp64. It costs margin
+# only far outside the layer's regime, where the inverse amplifies every rounding (the conditioning
+# limits of the module docstring: C = 32 keeps rel RMS 0.01 to beta |k|^2 ~ 1.6 instead of ~1.7).
+# It saves a quarter of every matmul's FPU time: the 27B scan at 8k is 7.5% faster (modeled). Pass
+# fidelity=MathFidelity.HiFi4 for keys longer than unit length.
+SCAN_FIDELITY = MathFidelity.HiFi3
 
 
 class GdnShapeError(ValueError):
@@ -212,6 +215,15 @@ class ScanShape:
     @property
     def token_tiles(self) -> int:
         return -(-self.tokens // TILE)
+
+    @property
+    def gate_row_tiles(self) -> int:
+        """Tiles per row of the gate-vector tensor (kernels/gdn/gate_vectors.h: row_tiles): the token
+        tiles rounded up to a count coprime to the 12 DRAM banks, so rows start on different banks."""
+        n = self.token_tiles
+        while n % 2 == 0 or n % 3 == 0:
+            n += 1
+        return n
 
     @property
     def num_chunks(self) -> int:
@@ -327,7 +339,7 @@ def _check_qkv(s: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns) -> 
 
 
 def _check_gate_vectors(s: ScanShape, gate_vectors: DeviceTensor) -> None:
-    _check_tensor("gate-vector", gate_vectors, s.gate_kinds * s.head_tiles * TILE, s.token_tiles * TILE, FP32)
+    _check_tensor("gate-vector", gate_vectors, s.gate_kinds * s.head_tiles * TILE, s.gate_row_tiles * TILE, FP32)
 
 
 def _check_outputs(s: ScanShape, out: HeadColumns, final_state: DeviceTensor, initial_state: DeviceTensor,
@@ -506,13 +518,13 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
 # fraction is balanced on: a helper's preparation of a record (decay, A, the inverse with its waits
 # unfilled, P, the scaled T; k k^T and q k^T formed once per q/k group) and a head core's own part of a
 # chunk (k h, K~^T, q~, Vnew, O, the state update), from RunReport.zones of the fused scan in timing-only
-# runs. The fraction they give, 38/64, is also the fastest of a sweep: at 8k tokens 2.071M cycles
-# (36/64: 2.107M, 37/64: 2.089M, 39/64: 2.085M, 40/64: 2.138M), at 2k 0.550M (36/64: 0.558M, 40/64:
-# 0.563M). (The head's part shrank when its steps stopped draining the pipeline between them.)
+# runs (HiFi3). The fraction they give, 39/64, is within 0.5% of the fastest of a sweep: at 8k tokens
+# 1.794M cycles (36/64: 1.808M, 38/64: 1.791M, 40/64: 1.837M), at 32k 7.050M (37/64: 7.072M, 38/64:
+# 7.086M), at 2k (38/64) 0.485M (36/64: 0.487M, 40/64: 0.489M).
 MAX_HEADS_PER_HELPER = 3
 RECORD_SLOTS = 2
-_PREP_CYCLES_PER_CHUNK = 9_000
-_SEQ_CYCLES_PER_CHUNK = 12_200
+_PREP_CYCLES_PER_CHUNK = 7_500
+_SEQ_CYCLES_PER_CHUNK = 10_700
 _OFFLOAD_DENOMINATOR = 64
 
 
@@ -716,7 +728,7 @@ class ScanScratch:
 
 def allocate_scan_scratch(device, shape: ScanShape, record_format: DataFormat = FP32) -> ScanScratch:
     units = shape.v_heads * shape.num_chunks
-    gate_vectors = device.allocate((shape.gate_kinds * shape.head_tiles * TILE, shape.token_tiles * TILE), FP32)
+    gate_vectors = device.allocate((shape.gate_kinds * shape.head_tiles * TILE, shape.gate_row_tiles * TILE), FP32)
     records = device.allocate((units * shape.record_tiles * TILE, TILE), record_format)
     return ScanScratch(gate_vectors, records)
 
@@ -886,7 +898,7 @@ def gdn_gate_vectors(device, g, beta, chunk: int = 64, *, reports: list | None =
     own = _Owned(device)
     try:
         tg, tb = own.upload(g, FP32), own.upload(beta, FP32)
-        tv = own.allocate((s.gate_kinds * s.head_tiles * TILE, s.token_tiles * TILE), FP32)
+        tv = own.allocate((s.gate_kinds * s.head_tiles * TILE, s.gate_row_tiles * TILE), FP32)
         _run(device, gate_vectors_program(device, s, tg, tb, tv), reports)
         return unpack_gate_vectors(device.download(tv), s)
     finally:
