@@ -33,25 +33,28 @@ Programs and what each fuses (kernels in kernels/gdn/):
    GDN_SCAN_FUSED; the preparation is shared code, scan_prep_chunk.h), so the records never make the
    DRAM round trip, and the state-side products that need no preparation (k h, K~^T) run in the waits of
    the inverse's dependent steps. The cores the heads leave idle are helpers (scan_offload.h,
-   helper_plan): each prepares a share of the chunks of up to three heads (40 of every 64 for the 27B
-   shape's 48 heads on 16 helpers, forming a q/k group's k k^T and q k^T once) and writes the records straight into the heads' L1, so the head
+   helper_plan): each prepares a share of the chunks of up to three heads (39 of every 64 for the 27B
+   shape's 48 heads on 16 helpers, forming a q/k group's k k^T and q k^T once, while the first head's
+   decay exps run on the pack thread) and writes the records straight into the heads' L1, so the head
    cores only prepare the rest. Same arithmetic, same bits as 4 then 5, with or without helpers. Chosen
    when the value heads fill at least half the cores (fused_scan_by_default: the 27B shape's 48 heads);
-   with few heads the two programs spread the work wider. Modeled at 8192 tokens of the 27B shape:
-   2.24M cycles (4.11M before the gate vectors, the regrouping and the helpers). A head core is bound by
-   its unpacker: fp32 operands (h, kh, Vnew, T~, -T^, P) cost twice a bf16 tile to unpack, which 2 x 2
-   matmul blocks (each unpacked tile used twice) bring down to the FPU's HiFi4 rate but not below; the
-   diagonal-tile inverses are a chain of dependent steps (filled with independent work on head cores,
-   not on helpers).
+   with few heads the two programs spread the work wider. Modeled at 8192 tokens of the 27B shape
+   (HiFi3): 1.80M cycles plus 0.09M for the gate vectors, 0.51 of the scan's DRAM bound (4.11M before
+   the gate vectors, the regrouping and the helpers). Both kinds of core are now limited by their
+   unpackers: fp32 operands (h, kh, Vnew, T~, -T^, P, K~^T, q~) cost twice a bf16 tile, the state's
+   16 fp32 tiles are copied into DST every chunk for its decay, and the inverse is a chain of dependent
+   steps (filled with independent work on head cores, less so on helpers).
 
 Why these cuts: conv and norm are per-token and channel-parallel, the gates and gate vectors are tiny,
 the scan's state-independent work parallelises over (head, chunk) and its sequential part over (head,
 value block), so each program keeps the cores busy along its own parallel axis. The price of the
 two-program scan is the chunk records' DRAM round trip (36 KB per (head, chunk) in fp32), hence the
 fused form at large head counts. conv and norm are bound by SiLU on the SFPU (exp + reciprocal per
-element in the timing model). Next measured steps for the scan: fill the helpers' inverse waits with
-the next record's decay and A tiles, compute q h in 2 x 2 blocks alongside k h, and share a q/k
-group's q k^T and k k^T between its three heads.
+element in the timing model). Measured and not taken for the scan: a helper forming the next head's
+decay tiles during this head's inverse (-0.4%, not worth its CB layout), k h interleaved with the
+scaled-tile jobs (+0.7%), three record slots per head instead of two (no change). What is left is
+fp32 traffic: every chunk unpacks ~8.7k cycles of operands on a head core (modeled, HiFi3) against
+~7.6k of math.
 
 Layouts: token-major tiled tensors, q/k/v [T, channels] (the conv output [T, 2HK + HV V] is consumed
 in place: a head is a column offset), g/beta [T, HV] fp32, gate vectors [quantities x HV, T] fp32
@@ -62,21 +65,22 @@ Numerics (bf16 I/O, fp32 inside): gam is an fp32 SFPU cumsum (cumsum_tile), ever
 fp32 difference (the off-diagonal decay tiles are products of two such exps, each in [0, 1]), the state
 is decayed on the SFPU in fp32 and accumulated in fp32 DST, q, k, v and K^T enter matmuls as exact
 bf16. The remaining error is the TF32 operand rounding of the FPU (h, kh, Vnew, P, T and its scaled
-forms): P and the gate vectors match fp64 to ~1e-6, T~ and T^ to ~1e-3 (rel RMS, normal inputs), and
-the outputs and states to rel RMS 2-3e-3 (PCC > 0.99999), about twice the bf16 rounding of the outputs
-themselves. The inverse: recursive doubling on the 32x32 diagonal tiles plus block forward
-substitution (scan_prep_chunk.h); every intermediate is a block of the exact inverse, so nothing grows
-past T.
+forms) and, at the default HiFi3 (SCAN_FIDELITY), the dropped product of the operands' low slices, of
+the same size: P matches fp64 to ~1e-4 (~1e-6 at HiFi4), the gate vectors to ~1e-6, T~ and T^ to ~1e-3
+(rel RMS, normal inputs), and the outputs and states to rel RMS 2-3e-3 (PCC > 0.99999), about twice
+the bf16 rounding of the outputs themselves, at HiFi3 as at HiFi4. The inverse: recursive doubling on
+the 32x32 diagonal tiles plus block forward substitution (scan_prep_chunk.h); every intermediate is a
+block of the exact inverse, so nothing grows past T.
 
 Conditioning limits (measured; tests/test_gdn_kernels.py): in the layer's regime (unit keys from its
 L2 norm, beta in (0, 1)) every input set of GDN.md passes, including nearly parallel keys + beta
 within 1e-3 of 1 + g near 0 together, the worst case: cond(I + A) ~ 40 / 80 / 160 at C = 32 / 64 / 128,
 T diag(beta) off by 1.6e-3 / 1.6e-3 / 1.9e-3 (rel RMS), outputs and states still at rel RMS <= 3e-3
-over 4096 tokens. Outside it
-(keys longer than 1, beta = 1, so beta |k|^2 > 1 and I + A nears singularity as beta |k|^2 -> 2) the
-TF32 rounding is amplified: rel RMS 0.01 holds up to beta |k|^2 ~ 1.7 at C = 32, ~1.5 at C = 64 and only
-~1.1 at C = 128; at 1.96 every chunk misses it (PCC stays >= 0.999); past 2 the recurrence itself
-diverges. Hence chunk 64 by default, 128 only for unit keys.
+over 4096 tokens. Outside it (keys longer than 1, beta = 1, so beta |k|^2 > 1 and I + A nears
+singularity as beta |k|^2 -> 2) the rounding is amplified: rel RMS 0.01 holds up to beta |k|^2 ~ 1.6
+at C = 32, ~1.5 at C = 64 and only ~1.1 at C = 128 (HiFi3; HiFi4: ~1.7 / ~1.55 / ~1.15); at 1.96
+every chunk misses it (PCC stays >= 0.999); past 2 the recurrence itself diverges. Hence chunk 64 by
+default, 128 only for unit keys, and fidelity=MathFidelity.HiFi4 for keys longer than unit length.
 
 Non-finite inputs are not filtered (the reference semantics say nothing about them) and propagate
 the way the arithmetic takes them, which the tests pin down on the simulator: a NaN/inf in q at token t
