@@ -243,6 +243,24 @@ def test_chunk_preparation_stage(sim, adversarial, chunk, w_rel_max):
         assert rel_rms(np.array(expected[name]), np.array(got[name])) < w_rel_max, name
 
 
+def test_gate_vector_rows_spread_over_the_dram_banks():
+    """Pages are interleaved over 12 DRAM banks (page i in bank i % 12): the gate-vector tensor's row
+    stride is the token tiles rounded up to the next count coprime to 12, so that the rows of the
+    quantities start on different banks (256 token tiles, a multiple of 4, had put every core's writes
+    of a chunk on 6 banks)."""
+    from math import gcd
+
+    for tokens in (1, 96, 150, 1024, 8192, 8193, 32768):
+        s = gdn.ScanShape(tokens, 16, 48, 128, 128, 64)
+        n = s.gate_row_tiles
+        assert n >= s.token_tiles and gcd(n, 12) == 1
+        assert all(gcd(m, 12) > 1 for m in range(s.token_tiles, n))
+        # The quantities' rows of one head tile start on as many banks as a stride of head_tiles rows
+        # allows (6 for the 27B shape's 2 head tiles; the unpadded 8k stride reached only 3).
+        banks = {(q * s.head_tiles * n) % 12 for q in range(s.gate_kinds)}
+        assert len(banks) == min(s.gate_kinds, 12 // gcd(s.head_tiles, 12))
+
+
 @pytest.mark.parametrize("T,HV,chunk", [(150, 40, 64), (96, 3, 32), (200, 5, 128)])
 def test_gate_vectors_stage(sim, T, HV, chunk):
     """The gate-vector program against the definitions of kernels/gdn/gate_vectors.h in fp64: per chunk
