@@ -186,9 +186,10 @@ constexpr uint32_t kInverseLanes = 2;
 // cb_t in order of I.
 //
 // A level's joining entries R = A o M (M: rows of the lower 2^l-row block of each pair, columns of its
-// partner) enter as D R = (D A) o M: D is block diagonal, so row r of D A sums D(r, k) A(k, c) over k in
-// r's own block only, the same terms in the same order as D R, and the mask keeps exactly D R's
-// non-zero entries. The product is masked instead of A, so no masked copy of A is formed and stored.
+// partner) enter as D R = (D A) o M: D is block diagonal, so row r of D A has non-zero terms
+// D(r, k) A(k, c) for k in r's own block only, the same as D R in the same order (for finite A; the
+// other terms are exact zeros in both), and the mask keeps exactly D R's non-zero entries. The product
+// is masked instead of A, so no masked copy of A is formed and stored.
 template <typename Fill>
 inline void invert_diagonal_tiles(uint32_t first, uint32_t lanes, Fill& fill) {
     // 1-row blocks merged into 2-row blocks: D = I - (A masked to level 0).
