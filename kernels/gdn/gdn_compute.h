@@ -26,6 +26,10 @@ namespace gdn {
 // DST tiles one tile_regs_acquire provides with fp32 accumulation.
 constexpr uint32_t kDstTiles = 4;
 
+// Tile (I, J), J <= I, of a lower block triangle stored row by row: the order of the chunk records'
+// P, T~ and -T^ (scan_prep_chunk.h writes them, scan_seq_compute.cpp reads them).
+inline uint32_t tri(uint32_t i, uint32_t j) { return i * (i + 1) / 2 + j; }
+
 // DST[dst] = tile `tile` of cb (exact).
 ALWI void copy_in(uint32_t cb, uint32_t tile, uint32_t dst) {
     reconfig_data_format_srca(cb);

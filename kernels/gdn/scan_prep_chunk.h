@@ -55,9 +55,6 @@ constexpr uint32_t cb_decay = tt::CBIndex::c_27;
 constexpr uint32_t cb_a = tt::CBIndex::c_28;
 constexpr uint32_t cb_t = tt::CBIndex::c_29;
 
-// Tile (I, J), J <= I, of a lower block triangle stored row by row.
-inline uint32_t tri(uint32_t i, uint32_t j) { return i * (i + 1) / 2 + j; }
-
 // Where tile (I, J) of T sits in cb_t: the nt diagonal tiles first, then the off-diagonal ones in the
 // order they are computed (I ascending, J descending).
 inline uint32_t t_pos(uint32_t i, uint32_t j, uint32_t nt) {

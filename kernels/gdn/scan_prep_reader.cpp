@@ -39,8 +39,6 @@ constexpr uint32_t cb_q = tt::CBIndex::c_1;
 constexpr uint32_t cb_v = tt::CBIndex::c_2;
 constexpr uint32_t cb_vec = tt::CBIndex::c_3;
 constexpr uint32_t cb_consts = tt::CBIndex::c_5;
-
-
 }  // namespace
 
 void kernel_main() {

@@ -111,7 +111,6 @@ constexpr uint32_t kFirstCheckpointArg = 5;
 // Steps that scale by a vector keep it in the last DST slot and work on narrower blocks.
 constexpr uint32_t kVectorDst = gdn::kDstTiles - 1;
 
-inline uint32_t tri(uint32_t i, uint32_t j) { return i * (i + 1) / 2 + j; }
 inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 // Copy `count` tiles of cb (at its front) into cb_dst, up to kDstTiles at a time.
@@ -300,11 +299,11 @@ void kernel_main() {
                         tile_regs_acquire();
                         gdn::matmul_start(rec.cb_t_beta, cb_v);
                         for (uint32_t j = 0; j <= i; ++j) {
-                            gdn::matmul_row(rec.cb_t_beta, cb_v, rec.t_beta(tri(i, j)), j * block_tiles + j0, 0, n);
+                            gdn::matmul_row(rec.cb_t_beta, cb_v, rec.t_beta(gdn::tri(i, j)), j * block_tiles + j0, 0, n);
                         }
                         gdn::matmul_start(rec.cb_neg_t_beta_exp, cb_kh);
                         for (uint32_t j = 0; j <= i; ++j) {
-                            gdn::matmul_row(rec.cb_neg_t_beta_exp, cb_kh, rec.neg_t_beta_exp(tri(i, j)),
+                            gdn::matmul_row(rec.cb_neg_t_beta_exp, cb_kh, rec.neg_t_beta_exp(gdn::tri(i, j)),
                                             j * block_tiles + j0, 0, n);
                         }
                         pack_block_at(cb_vnew, 1, n, i, j0, block_tiles);
@@ -329,7 +328,7 @@ void kernel_main() {
                         gdn::matmul_start(rec.cb_p, cb_vnew);
                         for (uint32_t r = 0; r < rn; ++r) {
                             for (uint32_t j = 0; j <= i0 + r; ++j) {
-                                gdn::matmul_row(rec.cb_p, cb_vnew, rec.p(tri(i0 + r, j)), j * block_tiles + j0, r * cn, cn);
+                                gdn::matmul_row(rec.cb_p, cb_vnew, rec.p(gdn::tri(i0 + r, j)), j * block_tiles + j0, r * cn, cn);
                             }
                         }
                         pack_block_at(cb_o, rn, cn, i0, j0, block_tiles);
