@@ -102,9 +102,6 @@ float bf16_row_value(uint32_t cb, uint32_t tile, uint32_t row) {
     return bits_to_float(read_tile_value(cb, tile, element / 2) << 16);
 }
 
-// `count` tiles of `value` -> cb, made once. cb_spread (1/32) and cb_ones (1.0) are bfp8: exact for
-// these values, and half a bf16 tile for the unpacker (they are operands of every shift k-step and
-// every row-sum reduce).
 // After tile_regs_commit: reserve `count` pages of cb, take DST for the packer, pack DST[0 .. count)
 // into them in order, release DST and push the pages.
 void pack_pages(uint32_t cb, uint32_t count) {
@@ -116,17 +113,15 @@ void pack_pages(uint32_t cb, uint32_t count) {
     cb_push_back(cb, count);
 }
 
+// `count` tiles of `value` -> cb, made once. cb_spread (1/32) and cb_ones (1.0) are bfp8: exact for
+// these values, and half a bf16 tile for the unpacker (they are operands of every shift k-step and
+// every row-sum reduce).
 void make_constant_tiles(uint32_t cb, uint32_t count, float value) {
-    cb_reserve_back(cb, count);
     tile_regs_acquire();
     fill_tile_init();
     for (uint32_t i = 0; i < count; ++i) fill_tile(i, value);
     tile_regs_commit();
-    tile_regs_wait();
-    pack_reconfig_data_format(cb);
-    for (uint32_t i = 0; i < count; ++i) pack_tile(i, cb);
-    tile_regs_release();
-    cb_push_back(cb, count);
+    pack_pages(cb, count);
 }
 
 // ---------------------------------------------------------------- partial row sums
@@ -134,16 +129,20 @@ void make_constant_tiles(uint32_t cb, uint32_t count, float value) {
 // packed onto the row group's partial-sum tiles in cb_psum with the packer's L1 accumulation: after
 // the block, tile r holds the element-wise sum of row r's probability tiles (in cb_psum's format), and one
 // REDUCE_ROW per row gives the block's row sums (row_sums). This keeps the row sums off the matrix
-// unit and the unpacker (a P @ ones matmul costs a tile matmul per probability tile). The first key tile of the block overwrites (no accumulation) to start the sum.
+// unit and the unpacker (a P @ ones matmul costs a tile matmul per probability tile).
+
+// DST[dst], the probabilities of key tile c of the block, onto row r's partial-sum tile; key tile 0
+// overwrites it (no accumulation) to start the sum. The packer must be configured for cb_psum.
+void pack_onto_partial_sum(uint32_t dst, uint32_t r, uint32_t c) {
+    if (c != 0) pack_reconfig_l1_acc(1);
+    pack_tile<true>(dst, fa::cb_psum, r);
+    if (c != 0) pack_reconfig_l1_acc(0);
+}
+
 void pack_partial_sums(const Geometry& g, uint32_t cols, uint32_t c0) {
     pack_reconfig_data_format(fa::cb_psum);
     for (uint32_t r = 0; r < g.rt; ++r) {
-        for (uint32_t c = 0; c < cols; ++c) {
-            const bool start = c0 + c == 0;
-            if (!start) pack_reconfig_l1_acc(1);
-            pack_tile<true>(r * cols + c, fa::cb_psum, r);
-            if (!start) pack_reconfig_l1_acc(0);
-        }
+        for (uint32_t c = 0; c < cols; ++c) pack_onto_partial_sum(r * cols + c, r, c0 + c);
     }
 }
 
@@ -362,12 +361,7 @@ void probabilities(const Geometry& g, const Step& s) {
             tile_regs_wait();
             for (uint32_t j = 0; j < cols; ++j) pack_tile<true>(1 + j, fa::cb_p, r * Bk + c0 + j);
             pack_reconfig_data_format(fa::cb_psum);
-            for (uint32_t j = 0; j < cols; ++j) {
-                const bool start = c0 + j == 0;
-                if (!start) pack_reconfig_l1_acc(1);
-                pack_tile<true>(1 + j, fa::cb_psum, r);
-                if (!start) pack_reconfig_l1_acc(0);
-            }
+            for (uint32_t j = 0; j < cols; ++j) pack_onto_partial_sum(1 + j, r, c0 + j);
             pack_reconfig_data_format(fa::cb_p);
             tile_regs_release();
         }
