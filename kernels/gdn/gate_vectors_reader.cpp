@@ -10,26 +10,6 @@
 #include "api/dataflow/dataflow_api.h"
 #include "gdn_dataflow.h"
 
-namespace {
-template <typename Accessor>
-void read_chunk_tiles(uint32_t cb, const Accessor& tensor, uint32_t first_tt, uint32_t nt, uint32_t token_tiles,
-                      uint32_t head_tiles, uint32_t ht) {
-    const uint32_t tile_bytes = get_tile_size(cb);
-    cb_reserve_back(cb, nt);
-    const uint32_t l1 = get_write_ptr(cb);
-    for (uint32_t i = 0; i < nt; ++i) {
-        const uint32_t tt = first_tt + i;
-        if (tt < token_tiles) {
-            noc_async_read_page(tt * head_tiles + ht, tensor, l1 + i * tile_bytes);
-        } else {
-            gdn::zero_tile(l1 + i * tile_bytes, tile_bytes);
-        }
-    }
-    noc_async_read_barrier();
-    cb_push_back(cb, nt);
-}
-}  // namespace
-
 void kernel_main() {
     constexpr uint32_t cb_g = tt::CBIndex::c_0;
     constexpr uint32_t cb_beta = tt::CBIndex::c_1;
@@ -57,7 +37,7 @@ void kernel_main() {
 
     for (uint32_t u = first; u < first + count; ++u) {
         const uint32_t first_tt = (u / head_tiles) * nt;
-        read_chunk_tiles(cb_g, g, first_tt, nt, token_tiles, head_tiles, u % head_tiles);
-        read_chunk_tiles(cb_beta, beta, first_tt, nt, token_tiles, head_tiles, u % head_tiles);
+        gdn::read_head_block(cb_g, g, first_tt, nt, token_tiles, head_tiles, u % head_tiles, 1);
+        gdn::read_head_block(cb_beta, beta, first_tt, nt, token_tiles, head_tiles, u % head_tiles, 1);
     }
 }
