@@ -19,11 +19,13 @@ from pathlib import Path
 
 from loguru import logger
 
+from . import ttnn_env
 from .program import ComputeConfig, Kernel, Role
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIM_INCLUDE = REPO_ROOT / "sim" / "include"
 KERNELS_DIR = REPO_ROOT / "kernels"
+HEADER_SUFFIXES = (".h", ".hpp", ".inl", ".inc")
 CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w")
 
 
@@ -48,10 +50,24 @@ def compiler() -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=1)
+def upstream_include_dirs() -> tuple[Path, ...]:
+    """ttnn's kernel helper folders, searched after sim/include and the kernel's own folder (ttnn_env)."""
+    return tuple(ttnn_env.upstream_helper_include_dirs())
+
+
+@functools.lru_cache(maxsize=1)
+def _upstream_digest() -> str:
+    """The pinned wheel's helper headers change only with its version: the version and place stand for them."""
+    dirs = upstream_include_dirs()
+    version = ttnn_env.headers_version(ttnn_env.headers_root()) if dirs else None
+    return hashlib.sha256(repr((version, [str(d) for d in dirs])).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
 def _headers_digest() -> str:
     """Hash of every simulator header: any change to the kernel API rebuilds every kernel."""
     h = hashlib.sha256()
-    for p in sorted(SIM_INCLUDE.rglob("*.h")):
+    for p in sorted(q for q in SIM_INCLUDE.rglob("*") if q.suffix in HEADER_SUFFIXES and q.is_file()):
         h.update(str(p.relative_to(SIM_INCLUDE)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()
@@ -61,7 +77,7 @@ def _local_includes_digest(source: Path) -> str:
     """Hash of the files next to the kernel (kernel-local helpers it may #include)."""
     h = hashlib.sha256()
     for p in sorted(source.parent.glob("*")):
-        if p.suffix in (".h", ".hpp", ".inc") and p.is_file():
+        if p.suffix in HEADER_SUFFIXES and p.is_file():
             h.update(p.name.encode())
             h.update(p.read_bytes())
     return h.hexdigest()
@@ -100,7 +116,7 @@ class BuildRequest:
     def command(self, output: Path) -> list[str]:
         cxx, _ = compiler()
         cmd = [cxx, *CXX_FLAGS, f"-I{SIM_INCLUDE}", f"-I{self.source.parent}",
-               "-include", "ttsim/kernel_shim.h"]
+               *(f"-I{d}" for d in upstream_include_dirs()), "-include", "ttsim/kernel_shim.h"]
         args = ",".join(str(a) for a in self.compile_time_args)
         cmd.append(f"-DKERNEL_COMPILE_TIME_ARGS={args}")
         for name, value in self.defines:
@@ -113,6 +129,7 @@ class BuildRequest:
         h.update(self.source.read_bytes())
         h.update(_local_includes_digest(self.source).encode())
         h.update(_headers_digest().encode())
+        h.update(_upstream_digest().encode())
         h.update(repr((self.role.value, self.compile_time_args, self.defines, CXX_FLAGS)).encode())
         h.update(compiler()[1].encode())
         return h.hexdigest()[:32]

@@ -97,6 +97,40 @@ def headers_root() -> Path:
     )
 
 
+def package_root() -> Path:
+    """The installed pinned ttnn package folder (site-packages/ttnn), found without importing it.
+
+    Its kernel headers locate it: `headers_root()` is <package>/tt_metal/hw/inc. tt-metal's own kernels
+    and the helper headers they include (ttnn/cpp/ttnn/...) are read from here at run time.
+    """
+    package = headers_root()
+    for _ in HEADERS_SUBDIR.parts:
+        package = package.parent
+    return package
+
+
+# Where tt-metal's JIT looks for the helper headers that ttnn's kernels include ("ttnn/cpp/ttnn/kernel_lib/...",
+# "ttnn/operations/...", "tt-metalium/constants.hpp", "hostdevcommon/common_values.hpp"), relative to the
+# package. The kernel API itself (tt_metal/hw/inc and the LLK headers) is deliberately not among them: the
+# simulator provides that API at the same paths, and a header it lacks must fail as missing, not resolve to
+# the hardware's version.
+UPSTREAM_HELPER_INCLUDE_SUBDIRS = (
+    Path("."),
+    Path("ttnn") / "cpp",
+    Path("tt_metal") / "api",
+    Path("tt_metal") / "hostdevcommon" / "api",
+)
+
+
+def upstream_helper_include_dirs() -> list[Path]:
+    """The include folders above inside the installed package; empty when no pinned ttnn is found."""
+    try:
+        package = package_root()
+    except FileNotFoundError:
+        return []
+    return [package / sub for sub in UPSTREAM_HELPER_INCLUDE_SUBDIRS if (package / sub).is_dir()]
+
+
 def headers_version(root: Path) -> str | None:
     """The ttnn version the headers at `root` belong to, read from the wheel's dist-info beside them."""
     package = root
