@@ -253,6 +253,10 @@ class TTDevice:
         host = self._ttnn.from_device(tensor.ttnn_tensor)
         if self.mesh.get_num_devices() > 1:
             host = self._ttnn.get_device_tensors(host)[0]
+        if tensor.data_format is DataFormat.Float16_b:
+            # numpy has no bfloat16: to_numpy() would return a 0-d object array wrapping the buffer.
+            # Widening on the host is exact.
+            host = self._ttnn.to_dtype(host, self._ttnn.float32)
         values = np.asarray(host.to_numpy())
         dtype = np.uint32 if tensor.data_format is DataFormat.UInt32 else np.float32
         return values.astype(dtype).reshape(tensor.shape)
@@ -295,7 +299,9 @@ class TTDevice:
         for name, t in [*program.inputs.items(), *program.outputs.items()]:
             if not isinstance(t, TTTensor) or t.device is not self:
                 raise ValueError(f"{program.name}: tensor {name!r} is not a tensor on this card")
-            if t.ttnn_tensor not in out:
+            # By identity: `in` would call ttnn.Tensor.__eq__, which is the device op ttnn.eq (a tensor,
+            # always truthy), so it would drop tensors or fail.
+            if not any(held is t.ttnn_tensor for held in out):
                 out.append(t.ttnn_tensor)
         if not program.outputs:
             raise ValueError(f"{program.name}: generic_op needs at least one output tensor in program.outputs")
