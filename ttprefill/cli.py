@@ -5,12 +5,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+import traceback
+from pathlib import Path
+
+EXIT_USAGE = 2  # bad input: the message says what and how to fix it
+EXIT_INTERNAL = 1  # a defect of ttprefill itself
+
+
+def _json_safe(value):
+    """JSON has no NaN or Infinity: a non-finite figure is reported as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
 
 
 def _emit(result: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(result))
+        print(json.dumps(_json_safe(result), allow_nan=False))
         return
     for key, value in result.items():
         if isinstance(value, float):
@@ -27,9 +44,55 @@ def _add_backend(p: argparse.ArgumentParser, with_torch: bool = False) -> None:
                    help="simulator only: run control flow, CB traffic and the timing model, skip tile arithmetic")
 
 
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} must be at least {low}")
+        return value
+
+    return parse
+
+
+_positive_int = _int_at_least(1)
+_non_negative_int = _int_at_least(0)
+
+
+def _positive_megabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a positive, finite number of MB")
+    return value
+
+
+def _check_bench_args(args) -> None:
+    """What argparse cannot check alone, before any work starts (a bad --trace must not fail after the run)."""
+    if args.trace is not None and not Path(args.trace).resolve().parent.is_dir():
+        raise ValueError(f"--trace {args.trace}: folder {Path(args.trace).resolve().parent} does not exist; "
+                         "create it or write the trace elsewhere")
+    if args.what == "attention":
+        from ttprefill.model.config import get_preset
+
+        # Without shape flags, the attention layer of the model the project targets.
+        target = get_preset("qwen3.5-27b")
+        args.q_heads = args.q_heads or target.attn_num_heads
+        args.kv_heads = args.kv_heads or target.attn_num_kv_heads
+        args.head_dim = args.head_dim or target.attn_head_dim
+        args.seq = args.seq or 2048
+        if args.prefix >= args.seq:
+            raise ValueError(f"--prefix {args.prefix} must be below --seq {args.seq}")
+
+
 def cmd_bench(args) -> int:
     from ttprefill import bench
 
+    _check_bench_args(args)
     result = bench.run(args.what, args)
     _emit(result, args.json)
     return 0
@@ -59,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="the main job: a multi-turn shared-prompt workload on the tiny model")
     _add_backend(demo, with_torch=True)
-    demo.add_argument("--requests", type=int, default=6, help="number of requests in the workload")
+    demo.add_argument("--requests", type=_positive_int, default=6, help="number of requests in the workload")
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(func=cmd_demo)
 
@@ -69,9 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.add_argument("--text", help="text to tokenize with --tokenizer")
     prefill.add_argument("--tokenizer", help="a local tokenizer directory (Hugging Face tokenizer.json)")
     prefill.add_argument("--model", default="tiny", help="preset name or a directory with config.json + safetensors")
-    prefill.add_argument("--chunk", type=int, default=256, help="tokens per device chunk")
-    prefill.add_argument("--checkpoint-every", type=int, default=4, help="GDN checkpoint every N cache blocks")
-    prefill.add_argument("--cache-budget-mb", type=float, default=256.0, help="prefix cache byte budget")
+    prefill.add_argument("--chunk", type=_positive_int, default=256, help="tokens per device chunk")
+    prefill.add_argument("--checkpoint-every", type=_positive_int, default=4, help="GDN checkpoint every N cache blocks")
+    prefill.add_argument("--cache-budget-mb", type=_positive_megabytes, default=256.0, help="prefix cache byte budget")
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 
@@ -79,20 +142,20 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints"])
     _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
-    bench.add_argument("--seq", type=int, default=None)
-    bench.add_argument("--q-heads", type=int, default=None)
-    bench.add_argument("--kv-heads", type=int, default=None)
-    bench.add_argument("--head-dim", type=int, default=None)
-    bench.add_argument("--prefix", type=int, default=0)
-    bench.add_argument("--chunk", type=int, default=None)
-    bench.add_argument("--qk-heads", type=int, default=None)
-    bench.add_argument("--v-heads", type=int, default=None)
-    bench.add_argument("--key-dim", type=int, default=None)
-    bench.add_argument("--value-dim", type=int, default=None)
-    bench.add_argument("--batch", type=int, default=1)
-    bench.add_argument("--size", type=int, default=None, help="matmul: M = K = N")
-    bench.add_argument("--format", default=None, help="matmul: bf16 or bfp8")
-    bench.add_argument("--fidelity", default=None, help="LoFi, HiFi2, HiFi3 or HiFi4")
+    bench.add_argument("--seq", type=_positive_int, default=None)
+    bench.add_argument("--q-heads", type=_positive_int, default=None)
+    bench.add_argument("--kv-heads", type=_positive_int, default=None)
+    bench.add_argument("--head-dim", type=_positive_int, default=None)
+    bench.add_argument("--prefix", type=_non_negative_int, default=0)
+    bench.add_argument("--chunk", type=_positive_int, default=None)
+    bench.add_argument("--qk-heads", type=_positive_int, default=None)
+    bench.add_argument("--v-heads", type=_positive_int, default=None)
+    bench.add_argument("--key-dim", type=_positive_int, default=None)
+    bench.add_argument("--value-dim", type=_positive_int, default=None)
+    bench.add_argument("--batch", type=_positive_int, default=1)
+    bench.add_argument("--size", type=_positive_int, default=None, help="matmul: M = K = N (a multiple of 32)")
+    bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages")
+    bench.add_argument("--fidelity", default=None, choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"])
     bench.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace of the run to this file")
     bench.set_defaults(func=cmd_bench)
 
@@ -102,21 +165,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _is_input_error(error: BaseException) -> bool:
+    """Errors that describe bad input or an unusable environment (the message names it and the fix):
+    ValueError (every input error type here derives from it), OSError (files), and the package's own
+    runtime errors (a full cache, no card, a kernel the simulator stopped)."""
+    own = type(error).__module__.startswith("ttprefill")
+    return isinstance(error, (ValueError, OSError)) or (own and isinstance(error, RuntimeError))
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["drift"]:
-        # The drift report has its own argument parser; hand it everything after the subcommand.
-        from ttprefill import drift
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --debug anywhere on the line: show tracebacks instead of the one-line message.
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    command = argv[0] if argv else ""
+    try:
+        if command == "drift":
+            # The drift report has its own argument parser; hand it everything after the subcommand.
+            from ttprefill import drift
 
-        return drift.main(argv[1:])
-    args = build_parser().parse_args(argv)
-    if getattr(args, "json", False):
-        # Logs go to stderr; stdout carries exactly one JSON object.
-        from loguru import logger
+            return drift.main(argv[1:])
+        args = build_parser().parse_args(argv)
+        if getattr(args, "json", False):
+            # Logs go to stderr; stdout carries exactly one JSON object.
+            from loguru import logger
 
-        logger.remove()
-        logger.add(sys.stderr, level="WARNING")
-    return args.func(args)
+            logger.remove()
+            logger.add(sys.stderr, level="WARNING")
+        return args.func(args)
+    except SystemExit as e:  # argparse's own refusals (already printed with the usage line) and --help
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"ttprefill {command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # the one error path of every command
+        if debug:
+            traceback.print_exc()
+        if _is_input_error(e):
+            print(f"ttprefill {command}: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"ttprefill {command}: internal error ({type(e).__name__}: {e}); this is a defect of ttprefill"
+              + ("" if debug else ", run again with --debug for the traceback"), file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

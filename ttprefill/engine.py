@@ -26,6 +26,7 @@ from loguru import logger
 
 from ttprefill.cache.errors import CacheFullError
 from ttprefill.cache.prefix_cache import PrefixCache
+from ttprefill.device.program import DRAM_BYTES_PER_CHIP
 from ttprefill.model.config import ModelConfig, get_preset
 from ttprefill.model.paged import PagedHybridModel, TorchKernels
 from ttprefill.model.reference_model import ModelState
@@ -44,6 +45,18 @@ class EngineOptions:
     host_budget_bytes: int = 1 << 30  # spilled checkpoints
     token_budget_per_step: int = 1024
     gdn_chunk: int = 64
+
+    def __post_init__(self):
+        # Checked here so that the Python API and the CLI refuse the same bad values with the same words.
+        for name in ("chunk_tokens", "block_tokens", "checkpoint_every_blocks", "cache_budget_bytes",
+                     "host_budget_bytes", "token_budget_per_step", "gdn_chunk"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise EngineError(f"EngineOptions.{name} must be a positive integer, got {value!r}")
+        if self.cache_budget_bytes > DRAM_BYTES_PER_CHIP:
+            raise EngineError(
+                f"EngineOptions.cache_budget_bytes = {self.cache_budget_bytes} is more than a Wormhole chip's "
+                f"{DRAM_BYTES_PER_CHIP} bytes of DRAM, where the K/V pages live; give at most that")
 
 
 @dataclass
@@ -259,6 +272,11 @@ def make_kernels(backend: str, config: ModelConfig, num_pages: int, options: Eng
         return TorchKernels(config, num_pages, options.block_tokens, options.gdn_chunk)
     if backend in ("sim", "tt"):
         from ttprefill.model.device_kernels import DeviceKernels
+        from ttprefill.ops.gdn import CONV_WIDTH
+
+        if config.gdn_conv_kernel != CONV_WIDTH:
+            raise EngineError(f"{config.name}: the device GDN conv kernel has {CONV_WIDTH} taps, the model's "
+                              f"linear_conv_kernel_dim is {config.gdn_conv_kernel}; run it with --backend torch")
 
         return DeviceKernels(config, num_pages, options.block_tokens, options.gdn_chunk, backend=backend,
                              device=device)

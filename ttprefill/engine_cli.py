@@ -15,11 +15,7 @@ def read_tokens(args) -> list[int]:
     if args.tokens and args.text:
         raise EngineError("give either --tokens or --text, not both")
     if args.tokens:
-        text = sys.stdin.read() if args.tokens == "-" else Path(args.tokens).read_text()
-        try:
-            return [int(t) for t in text.split()]
-        except ValueError as e:
-            raise EngineError(f"--tokens expects whitespace-separated integer token ids: {e}") from None
+        return _read_token_file(args.tokens)
     if args.text is not None:
         if not args.tokenizer:
             raise EngineError("--text needs --tokenizer DIR (a local directory with tokenizer.json)")
@@ -33,6 +29,31 @@ def read_tokens(args) -> list[int]:
             raise EngineError(f"no tokenizer.json at {args.tokenizer}")
         return Tokenizer.from_file(str(path)).encode(args.text).ids
     raise EngineError("give the prompt with --tokens FILE (or - for stdin) or --text with --tokenizer")
+
+
+def _read_token_file(name: str) -> list[int]:
+    """Token ids from a file of whitespace-separated integers ('-': standard input)."""
+    if name == "-":
+        text, where = sys.stdin.read(), "standard input"
+    else:
+        path = Path(name)
+        if path.is_dir():
+            raise EngineError(f"--tokens {name} is a folder; give a file of whitespace-separated token ids")
+        if not path.exists():
+            raise EngineError(f"--tokens {name}: no such file")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise EngineError(f"--tokens {name} is not a text file; give whitespace-separated integer token ids "
+                              "(or --text with --tokenizer)") from None
+        where = name
+    ids = []
+    for word in text.split():
+        try:
+            ids.append(int(word))
+        except ValueError:
+            raise EngineError(f"--tokens {where}: {word[:40]!r} is not an integer token id") from None
+    return ids
 
 
 def load_model(name_or_dir: str):
@@ -49,17 +70,17 @@ def load_model(name_or_dir: str):
 
 
 def prefill_main(args) -> int:
-    try:
-        tokens = read_tokens(args)
-        config, weights, key = load_model(args.model)
-        budget = int(args.cache_budget_mb * 2**20)
-        options = EngineOptions(chunk_tokens=args.chunk, checkpoint_every_blocks=args.checkpoint_every,
-                                cache_budget_bytes=budget)
-        engine = Engine(config, weights, backend=args.backend, options=options, model_key=key)
-        result = engine.prefill(tokens)
-    except (EngineError, ValueError, FileNotFoundError) as e:
-        print(f"ttprefill prefill: {e}", file=sys.stderr)
-        return 2
+    # Errors propagate to the CLI's one error path (cli.main): a message, exit status 2.
+    tokens = read_tokens(args)
+    config, weights, key = load_model(args.model)
+    budget = int(args.cache_budget_mb * 2**20)
+    options = EngineOptions(chunk_tokens=args.chunk, checkpoint_every_blocks=args.checkpoint_every,
+                            cache_budget_bytes=budget)
+    engine = Engine(config, weights, backend=args.backend, options=options, model_key=key)
+    result = engine.prefill(tokens)
+    if not np.all(np.isfinite(result.last_logits)):
+        raise EngineError(f"the prefill gave non-finite logits (NaN/Inf) on backend {args.backend}: the weights or "
+                          "the prompt drive the model out of range; check the checkpoint with --backend torch")
     out = {
         "tokens": result.tokens,
         "cached_tokens": result.cached_tokens,

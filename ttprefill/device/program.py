@@ -28,6 +28,8 @@ MAX_SEMAPHORES = 16  # per core, as tt-metal allows
 MAX_RUNTIME_ARGS = 341
 NUM_CIRCULAR_BUFFERS = 32
 DRAM_BANKS = 12
+# GDDR6 per Wormhole chip (WORMHOLE.md, DRAMTile/README.md): what a device-resident cache can hold at most.
+DRAM_BYTES_PER_CHIP = 12 * 2**30
 DRAM_ALIGNMENT = 32  # page sizes are padded to this in DRAM (tt-metal's DRAM alignment)
 CB_ALIGNMENT = 32  # circular buffers start on this boundary in L1
 

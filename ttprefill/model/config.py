@@ -259,8 +259,14 @@ def _read_config_source(path_or_dict) -> tuple[dict, str]:
         path = path / "config.json"
     if not path.is_file():
         raise HFConfigError(f"no Hugging Face config at {path}: pass config.json or its folder")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f), str(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise HFConfigError(f"{path}: not a JSON file ({e}); expected a Hugging Face config.json") from e
+    if not isinstance(raw, dict):
+        raise HFConfigError(f"{path}: holds a JSON {type(raw).__name__}, expected an object of config keys")
+    return raw, str(path)
 
 
 def from_hf_config(path_or_dict) -> ModelConfig:
@@ -292,10 +298,24 @@ def from_hf_config(path_or_dict) -> ModelConfig:
             raise HFConfigError(f"{source}: required key {key!r} is missing (model_type {model_type})")
         return cfg[key]
 
-    num_layers = int(need("num_hidden_layers"))
+    def typed(key, value, kind):
+        # bool is an int subclass in Python; a config that says `"hidden_size": true` is still wrong
+        integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not integral):
+            raise HFConfigError(f"{source}: key {key!r} must be {'an integer' if kind is int else 'a number'}, "
+                                f"got {value!r}")
+        return kind(value)
+
+    def need_int(key):
+        return typed(key, need(key), int)
+
+    def get_int(key, default):
+        return typed(key, cfg.get(key, default), int)
+
+    num_layers = need_int("num_hidden_layers")
     layer_types = cfg.get("layer_types")
     if layer_types is None:
-        layer_types = hybrid_layer_types(num_layers, int(cfg.get("full_attention_interval", 4)))
+        layer_types = hybrid_layer_types(num_layers, get_int("full_attention_interval", 4))
     else:
         layer_types = tuple(layer_types)
         unknown = sorted(set(layer_types) - set(LAYER_KINDS))
@@ -334,23 +354,23 @@ def from_hf_config(path_or_dict) -> ModelConfig:
     try:
         return ModelConfig(
             name=str(raw.get("_name_or_path") or model_type),
-            vocab_size=int(need("vocab_size")),
-            hidden_size=int(need("hidden_size")),
+            vocab_size=need_int("vocab_size"),
+            hidden_size=need_int("hidden_size"),
             num_layers=num_layers,
             layer_types=layer_types,
-            gdn_num_qk_heads=int(need("linear_num_key_heads")),
-            gdn_num_v_heads=int(need("linear_num_value_heads")),
-            gdn_key_head_dim=int(need("linear_key_head_dim")),
-            gdn_value_head_dim=int(need("linear_value_head_dim")),
-            gdn_conv_kernel=int(cfg.get("linear_conv_kernel_dim", 4)),
-            attn_num_heads=int(need("num_attention_heads")),
-            attn_num_kv_heads=int(need("num_key_value_heads")),
-            attn_head_dim=int(need("head_dim")),
+            gdn_num_qk_heads=need_int("linear_num_key_heads"),
+            gdn_num_v_heads=need_int("linear_num_value_heads"),
+            gdn_key_head_dim=need_int("linear_key_head_dim"),
+            gdn_value_head_dim=need_int("linear_value_head_dim"),
+            gdn_conv_kernel=get_int("linear_conv_kernel_dim", 4),
+            attn_num_heads=need_int("num_attention_heads"),
+            attn_num_kv_heads=need_int("num_key_value_heads"),
+            attn_head_dim=need_int("head_dim"),
             partial_rotary_factor=float(partial_rotary_factor),
             rope_theta=float(rope_theta),
             intermediate_size=intermediate_size,
-            rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-            max_position_embeddings=int(cfg.get("max_position_embeddings", 32768)),
+            rms_norm_eps=typed("rms_norm_eps", cfg.get("rms_norm_eps", 1e-6), float),
+            max_position_embeddings=get_int("max_position_embeddings", 32768),
             tie_word_embeddings=bool(raw.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False))),
             real_ffn_is_moe=is_moe,
         )

@@ -202,13 +202,19 @@ def _read_safetensors_file(path: Path) -> dict[str, np.ndarray]:
     from safetensors import safe_open
 
     tensors, bf16_names = {}, []
-    with safe_open(str(path), framework="np") as f:
-        for name in f.keys():
-            if f.get_slice(name).get_dtype() == "BF16":
-                bf16_names.append(name)
-            else:
-                tensors[name] = f.get_tensor(name)
-    tensors.update(_read_bf16_as_f32(path, bf16_names))
+    try:
+        with safe_open(str(path), framework="np") as f:
+            for name in f.keys():
+                if f.get_slice(name).get_dtype() == "BF16":
+                    bf16_names.append(name)
+                else:
+                    tensors[name] = f.get_tensor(name)
+        tensors.update(_read_bf16_as_f32(path, bf16_names))
+    except WeightsError:
+        raise
+    except Exception as e:  # safetensors raises its own error types (and OSError / ValueError) for bad files
+        raise WeightsError(f"{path}: not a readable safetensors file ({type(e).__name__}: {e}); "
+                           "re-download or re-export it") from e
     return tensors
 
 
@@ -265,5 +271,10 @@ def load_weights(path, config: ModelConfig, dtype=np.float32) -> dict[str, np.nd
         got = tuple(found[name].shape)
         if got != shape:
             raise WeightsError(f"tensor {name!r}: expected shape {shape}, got {got} (config {config.name})")
-        weights[name] = np.asarray(found[name], dtype=dtype)
+        value = np.asarray(found[name], dtype=dtype)
+        if not np.all(np.isfinite(value)):
+            bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+            raise WeightsError(f"tensor {name!r} holds {bad} NaN/Inf value(s): the checkpoint is corrupt "
+                               "(a prefill would give NaN logits); re-export it")
+        weights[name] = value
     return weights
