@@ -461,6 +461,46 @@ def test_failing_restore_leaves_no_pins():
     cache.check_invariants()
 
 
+def test_failing_restore_still_counts_lookups_as_hits_plus_misses():
+    def broken(payload):
+        raise OSError("DMA failed")
+
+    cache = make_cache(restore_fn=broken)
+    FakeEngine(cache).prefill("a", PROMPT)
+    cache.spill_lru(10)
+    with pytest.raises(OSError):
+        cache.lookup(PROMPT + [1])
+    stats = cache.stats()
+    assert stats.lookups == stats.hits + stats.misses
+
+
+def test_a_request_that_fits_the_empty_cache_is_not_refused_because_of_its_own_hit():
+    """A device budget of exactly 16 pages: the second prompt (16 pages) fits the empty cache, but its
+    hit pins a GDN checkpoint on the device (restored there by lookup), and 16 pages beside that
+    checkpoint exceed the budget. The cache then gives up the hit and serves no cached tokens instead of
+    refusing, and what it publishes is still this prompt's own K/V and state."""
+    cache = make_cache(num_pages=16, device_budget=16 * 10)
+    engine = FakeEngine(cache)
+    first = list(range(300, 330))  # 30 tokens: 15 pages
+    engine.prefill("a", first)
+    second = first[:28] + [7, 7, 7]  # 31 tokens: 16 pages
+    probe = cache.lookup(second)
+    assert probe.num_tokens == 24 and len(probe.page_ids) == 12
+    cache.release(probe)
+    served_before = cache.stats().hit_tokens
+
+    engine.prefill("b", second)
+    stats = cache.stats()
+    assert stats.dropped_hits == 1
+    assert stats.lookups == stats.hits + stats.misses
+    assert stats.hit_tokens == served_before  # the dropped hit served nothing
+    cache.check_invariants()
+    hit = cache.lookup(second)
+    engine.check_hit(hit, second)
+    cache.release(hit)
+    cache.check_invariants()
+
+
 # ---------------------------------------------------------------- bad input
 
 

@@ -108,6 +108,7 @@ class CacheStats:
     misses: int = 0
     lookup_tokens: int = 0  # prompt tokens seen by lookup()
     hit_tokens: int = 0  # of which served from the cache
+    dropped_hits: int = 0  # hits given up in begin() so that a request fitting the cache is not refused
     collisions: int = 0
     evicted_blocks: int = 0
     dropped_checkpoints: int = 0  # removed from the host tier (or never stored) for lack of room
@@ -246,8 +247,6 @@ class PrefixCache:
         so a prompt that is cached whole is served up to its last block boundary before the end.
         """
         tokens = _as_tokens(tokens)
-        self._stats.lookups += 1
-        self._stats.lookup_tokens += len(tokens)
         matched = self._match_chain(tokens)
         for depth in range(len(matched), 0, -1):
             checkpoint = self.checkpoints.get(matched[depth - 1].key)
@@ -266,6 +265,7 @@ class PrefixCache:
             self._touch_chain(matched[:depth])
             self.checkpoints.touch(checkpoint.key)
             num_tokens = depth * self.block_tokens
+            self._count_lookup(tokens)
             self._stats.hits += 1
             self._stats.hit_tokens += num_tokens
             return self._new_hit(
@@ -275,8 +275,15 @@ class PrefixCache:
                 len(matched) * self.block_tokens,
                 handle,
             )
+        self._count_lookup(tokens)
         self._stats.misses += 1
         return self._new_hit(0, [], None, len(matched) * self.block_tokens, PinSet())
+
+    def _count_lookup(self, tokens: tuple[int, ...]) -> None:
+        # Counted when a lookup answers (hit or miss), so lookups == hits + misses even when a
+        # checkpoint restore raised out of one.
+        self._stats.lookups += 1
+        self._stats.lookup_tokens += len(tokens)
 
     def release(self, hit: Hit) -> None:
         """Drop a hit that will not be passed to begin()."""
@@ -339,6 +346,19 @@ class PrefixCache:
                 )
             self._check_hit_matches(hit, tokens)
             new_page_count = -(-(len(tokens) - hit.num_tokens) // self.page_tokens)
+            if not self._make_device_room(new_page_count, 0) and hit.num_tokens:
+                # The hit's own pins can be what keeps the rest from fitting (its blocks and checkpoint
+                # cannot be evicted while it holds them). Computing the whole prompt may fit where
+                # reusing the prefix does not: serve no cached tokens rather than refuse.
+                logger.debug("prefix cache: request {!r} does not fit beside its {}-token hit; dropping the hit",
+                             request_id, hit.num_tokens)
+                self.release(hit)
+                self._stats.hits -= 1  # counted as the miss it has become
+                self._stats.misses += 1
+                self._stats.hit_tokens -= hit.num_tokens
+                self._stats.dropped_hits += 1
+                hit = self._new_hit(0, [], None, hit.matched_tokens, PinSet())
+                new_page_count = -(-len(tokens) // self.page_tokens)
             self._make_room_or_raise(request_id, len(tokens) - hit.num_tokens, new_page_count)
             new_pages = self.pool.allocate(new_page_count)
         except BaseException:
@@ -642,18 +662,19 @@ class PrefixCache:
         permanent = pages > self.pool.num_pages or needed > self.device_budget
         if permanent:
             message = (
-                f"request {request_id!r}: its {new_tokens} uncached tokens need {pages} pages "
-                f"({needed} bytes), more than the whole cache ({self.pool.num_pages} pages, "
-                f"device budget {self.device_budget} bytes); raise num_pages/device_budget or "
-                "shorten the prompt"
+                f"request {request_id!r}: its {new_tokens} uncached tokens need {needed} bytes of K/V pages "
+                f"({pages} pages of {self.bytes_per_page} bytes), more than the whole cache's device budget of "
+                f"{self.device_budget} bytes ({self.pool.num_pages} pages); raise the cache budget or shorten "
+                "the prompt"
             )
         else:
-            reclaim_pages, _ = self._reclaimable()
+            reclaim_pages, reclaim_bytes = self._reclaimable()
+            free_bytes = self.device_budget - self.device_bytes + reclaim_bytes
             message = (
-                f"request {request_id!r}: its {new_tokens} uncached tokens need {pages} pages "
-                f"({needed} bytes) but only {self.pool.num_free + reclaim_pages} pages can be "
-                f"freed now; the rest is pinned by {len(self._reservations)} running request(s) "
-                f"and {len(self._live_hits)} held hit(s): retry after they finish"
+                f"request {request_id!r}: its {new_tokens} uncached tokens need {needed} bytes of K/V pages "
+                f"({pages} pages) but only {free_bytes} bytes ({self.pool.num_free + reclaim_pages} pages) "
+                f"can be freed now; the rest is pinned by {len(self._reservations)} running request(s) and "
+                f"{len(self._live_hits)} held hit(s): retry after they finish"
             )
         raise CacheFullError(message, permanent=permanent)
 
