@@ -195,6 +195,16 @@ void Scheduler::fpu_init(FpuOp op, Bcast bcast, int cb_a, int cb_b, uint32_t fla
 void Scheduler::sfpu_init(SfpuOp op) {
     ComputeState& cs = compute_state("SFPU init");
     cs.sfpu_op = op;
+    cs.sfpu_setup_name.clear();
+    cs.cumsum_carry_valid = false;
+}
+
+void Scheduler::sfpu_setup(const char* init_name, const uint32_t* init_params) {
+    ComputeState& cs = compute_state(init_name);
+    cs.sfpu_setup_name = init_name;
+    cs.sfpu_setup_params.fill(0);
+    if (init_params) std::copy(init_params, init_params + kSfpuMaxParams, cs.sfpu_setup_params.begin());
+    cs.sfpu_op.reset();
     cs.cumsum_carry_valid = false;
 }
 
@@ -255,6 +265,10 @@ void Scheduler::copy_tile(int cb, int tile, int dst) {
     require_dst_index(dst, "copy_tile");
     require_fpu_init(FpuOp::Copy, Bcast::None, "copy_tile");
     me().call = "copy_tile";
+    // Integer words reach DST unchanged only in its 32-bit mode; 16-bit DST would round them as bf16.
+    if (cb_of(cb, "copy_tile").format == DataFormat::UInt32 && !me().spec->fp32_dest) {
+        raise("copy_tile: CB " + std::to_string(cb) + " holds 32-bit integers, which need 32-bit DST (fp32_dest_acc_en)");
+    }
     load_operand(cb, tile, cs.dst[dst].data(), /*fpu_operand=*/!me().spec->fp32_dest, "copy_tile");
     finish_dst_write(dst);
     charge_unpack(cs, cb, 1, -1, 0);
@@ -595,6 +609,46 @@ void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
         finish_dst_write(dst_out);
     }
     charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+}
+
+// A generic SFPU function (kernel_api.h SfpuElementwise): all inputs are read before the output is
+// written, so an output tile may also be an input. Cost: the op's tile figure times the share of faces.
+void Scheduler::sfpu_eltwise(const SfpuElementwise& op, const int* in_dst, int n_in, int out_dst, uint32_t faces,
+                             const uint32_t* params) {
+    ComputeState& cs = compute_state(op.name);
+    me().call = op.name;
+    require_math(op.name);
+    if (n_in < 1 || n_in > kSfpuMaxInputs) raise(std::string(op.name) + ": bad number of DST inputs");
+    for (int k = 0; k < n_in; ++k) require_dst_index(in_dst[k], op.name);
+    require_dst_index(out_dst, op.name);
+    if (cs.sfpu_setup_name != op.init_name) {
+        raise(std::string(op.name) + " called without its init (it needs the SFPU set up for " + op.init_name +
+              ", which was last set up for " +
+              (cs.sfpu_setup_name.empty() ? std::string(cs.sfpu_op ? "another operation" : "nothing") : cs.sfpu_setup_name) +
+              ")");
+    }
+    if (op.integer_result && !me().spec->fp32_dest) {
+        raise(std::string(op.name) + ": an integer result needs 32-bit DST (set fp32_dest_acc_en)");
+    }
+    cs.cumsum_carry_valid = false;
+    if (!program_->timing_only) {
+        std::array<uint32_t, TILE_ELEMS> out;
+        uint32_t in[kSfpuMaxInputs];
+        uint32_t all_params[2 * kSfpuMaxParams];
+        std::copy(params, params + kSfpuMaxParams, all_params);
+        std::copy(cs.sfpu_setup_params.begin(), cs.sfpu_setup_params.end(), all_params + kSfpuMaxParams);
+        for (int i = 0; i < TILE_ELEMS; ++i) {
+            if (!(faces >> face_of(i) & 1u)) continue;
+            for (int k = 0; k < n_in; ++k) std::memcpy(&in[k], &cs.dst[in_dst[k]][i], 4);
+            out[i] = op.fn(in, all_params);
+        }
+        auto& d = cs.dst[out_dst];
+        for (int i = 0; i < TILE_ELEMS; ++i) {
+            if (faces >> face_of(i) & 1u) std::memcpy(&d[i], &out[i], 4);
+        }
+        if (!op.integer_result) finish_dst_write(out_dst);
+    }
+    charge_math(cs, op.tile_cycles * face_count(faces) / 4, false);
 }
 
 // ---------------------------------------------------------------- packer

@@ -102,6 +102,8 @@ struct ComputeState {
     bool pack_l1_acc = false;  // pack_reconfig_l1_acc: pack_tile adds onto the destination tile
     bool started = false;
     std::optional<SfpuOp> sfpu_op;
+    std::string sfpu_setup_name;  // the last sfpu_setup (generic SFPU functions); empty after an SfpuOp init
+    std::array<uint32_t, kSfpuMaxParams> sfpu_setup_params{};
     // cumsum_tile's running column totals (SFPU registers on the device); any other SFPU init or op clobbers them.
     std::array<float, TILE_DIM> cumsum_carry{};
     bool cumsum_carry_valid = false;
@@ -190,6 +192,9 @@ public:
     void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) override;
     void sfpu_init_on_pack(SfpuOp op) override;
     void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) override;
+    void sfpu_setup(const char* init_name, const uint32_t* init_params) override;
+    void sfpu_eltwise(const SfpuElementwise& op, const int* in_dst, int n_in, int out_dst, uint32_t faces,
+                      const uint32_t* params) override;
     void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
     void pack_l1_acc(bool enable) override;
     void zone_begin(const char* name) override;

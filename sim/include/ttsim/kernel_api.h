@@ -53,6 +53,19 @@ enum class SfpuOp : uint32_t {
     Count
 };
 
+// One elementwise SFPU function. DST elements are 32-bit words: fp32 bits for float data, the raw
+// integer for Int32/UInt32/UInt16 data. `fn` maps the n_in input words of one element position to
+// the output word; params[0..4) are the call's parameters, params[4..8) its init's.
+using SfpuElementFn = uint32_t (*)(const uint32_t* in, const uint32_t* params);
+struct SfpuElementwise {
+    const char* name;        // the API call, for messages
+    const char* init_name;   // the SFPU set-up it needs (the name its *_init passes to sfpu_setup)
+    SfpuElementFn fn;
+    uint64_t tile_cycles;    // modeled SFPU cycles for all four faces of a tile (ttsim/sfpu_cost.h)
+    bool integer_result;     // the output word is an integer: kept as it is, never rounded to bf16
+};
+constexpr int kSfpuMaxInputs = 3, kSfpuMaxParams = 4;
+
 class KernelApi {
 public:
     virtual ~KernelApi() = default;
@@ -129,6 +142,16 @@ public:
     // The pack thread's own SFPU calls (exp_packthread_tile): on DST while the packer holds it.
     virtual void sfpu_init_on_pack(SfpuOp op) = 0;
     virtual void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces = 0xF) = 0;
+
+    // ---- compute: SFPU, any elementwise function (the headers under api/compute define each one next
+    // to its API call; ttsim/sfpu.h has the helpers). sfpu_setup is a *_init: it names the set-up the
+    // SFPU now has (and the kSfpuMaxParams values it keeps, e.g. a divisor), which later calls must
+    // match. sfpu_eltwise applies `fn` to every element of the selected faces of DST tiles
+    // in_dst[0..n_in) and writes out_dst; the simulator does the DST protocol checks, DST's rounding
+    // and the cost.
+    virtual void sfpu_setup(const char* init_name, const uint32_t* init_params) = 0;
+    virtual void sfpu_eltwise(const SfpuElementwise& op, const int* in_dst, int n_in, int out_dst, uint32_t faces,
+                              const uint32_t* params) = 0;
 
     // ---- compute: packer
     virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;
