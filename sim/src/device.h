@@ -14,9 +14,11 @@ namespace ttsim {
 
 constexpr int kGridX = 8, kGridY = 8;
 constexpr uint32_t kL1Bytes = 1499136;         // WORMHOLE.md: 1464 KiB usable L1 per core
-constexpr uint32_t kL1ReservedBytes = 35168;   // firmware + semaphores (ttnn 0.81.1 MEM_MAP_END); CBs start above
+// Semaphores sit at the bottom of L1, 16 B apart. Where circular buffers start (above the card's
+// firmware and kernel-config region) is the host's choice, made in ttprefill/device/program.py.
 constexpr uint32_t kSemaphoreStride = 16;
 constexpr int kMaxSemaphores = 16;
+constexpr uint32_t kSemaphoreBytes = kSemaphoreStride * kMaxSemaphores;
 constexpr int kNumCircularBuffers = 32;
 constexpr int kDramBanks = 12;
 // NoC address encoding (as Wormhole's): 36 bits of local address, then 6 bits of x and 6 of y.

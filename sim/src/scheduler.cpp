@@ -111,7 +111,7 @@ void Scheduler::setup(const ProgramSpec& program) {
             throw SimError("circular buffer index " + std::to_string(cb.index) + " out of range");
         if (cb.num_pages == 0 || cb.page_size == 0) throw SimError("circular buffer with no pages");
         uint64_t end = uint64_t(cb.l1_offset) + uint64_t(cb.page_size) * cb.num_pages;
-        if (cb.l1_offset < kL1ReservedBytes || end > kL1Bytes) {
+        if (cb.l1_offset < kSemaphoreBytes || end > kL1Bytes) {
             throw SimError("L1 overflow: circular buffer " + std::to_string(cb.index) + " on core (" +
                            std::to_string(cb.core.x) + "," + std::to_string(cb.core.y) + ") spans [" +
                            std::to_string(cb.l1_offset) + ", " + std::to_string(end) + ") but L1 holds " +

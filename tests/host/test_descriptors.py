@@ -83,8 +83,7 @@ def test_program_limits_equal_the_cards():
     """Program.validate (which both backends run before dispatch) enforces the card's limits."""
     from ttprefill.device import program as prog
 
-    assert prog.L1_BYTES == ttnn_checks.WORMHOLE_L1_SIZE
-    assert prog.L1_RESERVED_BYTES == ttnn_checks.WORMHOLE_MEM_MAP_END
+    assert ttnn_checks.HARDWARE_CB_BUDGET == prog.L1_BYTES - prog.L1_RESERVED_BYTES
     assert prog.MAX_RUNTIME_ARGS == ttnn_checks.MAX_RUNTIME_ARGS
     assert prog.MAX_SEMAPHORES == ttnn_checks.MAX_SEMAPHORES
 
@@ -92,7 +91,7 @@ def test_program_limits_equal_the_cards():
 def test_cbs_beyond_the_cards_l1_are_rejected_before_dispatch(ttnn):
     program = copy_program(1, 1)
     cores = CoreRangeSet.grid(1, 1)
-    # Would fit L1 if firmware took no room; it does (MEM_MAP_END bytes).
+    # Would fit L1 if firmware and the kernel config took no room; they do (L1_RESERVED_BYTES).
     pages = (L1_BYTES - 1024 - 2 * 2 * 2048) // 2048
     program.circular_buffers.append(CircularBuffer(1, DataFormat.Float16_b, 2048, pages, cores))
     with pytest.raises(ProgramError, match="lower the block sizes"):
@@ -122,7 +121,8 @@ def test_too_many_runtime_args_are_rejected(ttnn):
 
 
 def test_l1_constants_match_the_pinned_memory_map(tmp_path):
-    """The hardware budget's two numbers, recomputed from the pinned headers by the C preprocessor."""
+    """L1's size and its firmware part, recomputed from the pinned headers by the C preprocessor (the
+    kernel-config part above it is a host setting: tests/host/mock reads the whole base from ttnn)."""
     from ttprefill.device.ttnn_env import headers_root
 
     wormhole = headers_root() / "internal" / "tt-1xx" / "wormhole"
@@ -134,4 +134,6 @@ def test_l1_constants_match_the_pinned_memory_map(tmp_path):
     exe = tmp_path / "mem"
     subprocess.run(["g++", f"-I{wormhole}", str(source), "-o", str(exe)], check=True)
     l1_size, map_end = map(int, subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split())
-    assert (l1_size, map_end) == (ttnn_checks.WORMHOLE_L1_SIZE, ttnn_checks.WORMHOLE_MEM_MAP_END)
+    from ttprefill.device import program as prog
+
+    assert (l1_size, map_end) == (prog.L1_BYTES, prog.L1_FIRMWARE_BYTES)

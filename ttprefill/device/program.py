@@ -17,10 +17,16 @@ GRID_X = 8
 GRID_Y = 8
 # Usable L1 per Tensix core (WORMHOLE.md, TensixTile/L1.md).
 L1_BYTES = 1_499_136
-# The bottom of L1 that firmware, mailboxes and semaphores occupy before circular buffers may start:
-# the end of the pinned ttnn release's Wormhole memory map (MEM_MAP_END). The simulator keeps its
-# semaphores there too (16 B each, as tt-metal aligns them).
-L1_RESERVED_BYTES = 35_168
+# Where circular buffers may start in L1, as the pinned ttnn lays a Wormhole worker core out: first
+# firmware, mailboxes and fabric tables up to the memory map's MEM_MAP_END (dev_mem_map.h), then the
+# kernel-config buffer tt-metal's host reserves above them for kernel binaries, runtime args and
+# semaphores (69 KiB on Wormhole, a host-side setting with no header of its own). Their sum is
+# ttnn.get_allocator_base_address(device, L1), where its L1 allocator and CB placement begin:
+# tests/host/test_descriptors.py recomputes MEM_MAP_END from the headers, tests/host/mock reads the
+# base from ttnn on the mock cluster. The simulator keeps its semaphores at the bottom (16 B each).
+L1_FIRMWARE_BYTES = 35_168
+L1_KERNEL_CONFIG_BYTES = 69 * 1024
+L1_RESERVED_BYTES = L1_FIRMWARE_BYTES + L1_KERNEL_CONFIG_BYTES
 SEMAPHORE_STRIDE = 16
 MAX_SEMAPHORES = 16  # per core, as tt-metal allows
 # Runtime args plus common runtime args of one kernel on one core: a 4096-byte dispatch packet shared

@@ -14,18 +14,24 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .program import CB_ALIGNMENT, GRID_X, GRID_Y, CoreCoord, Kernel, Program, Role
+from .program import (
+    CB_ALIGNMENT,
+    GRID_X,
+    GRID_Y,
+    L1_BYTES,
+    L1_RESERVED_BYTES,
+    CoreCoord,
+    Kernel,
+    Program,
+    Role,
+)
 from .tt_device import program_to_descriptor
 from .ttnn_env import import_ttnn
 
-# Wormhole L1 as the pinned headers map it (tt_metal/hw/inc/internal/tt-1xx/wormhole/dev_mem_map.h):
-# MEM_L1_SIZE bytes in all, of which the first MEM_MAP_END hold firmware, mailboxes and fabric
-# tables. tests/host/test_ttnn_checks.py recomputes both from the headers, so a new pin that moves
-# them fails there. Kernel binaries and runtime args (the kernel config buffer) also live in L1, so
-# this budget is an upper bound: a program within it can still be too big, one above it never fits.
-WORMHOLE_L1_SIZE = 1464 * 1024
-WORMHOLE_MEM_MAP_END = 35168
-HARDWARE_CB_BUDGET = WORMHOLE_L1_SIZE - WORMHOLE_MEM_MAP_END
+# What circular buffers may use of a core's L1: all of it above the reserved bottom (program.py says
+# what that holds). ttnn's allocator places a program's CBs from that base up; above L1_BYTES it
+# rejects the program.
+HARDWARE_CB_BUDGET = L1_BYTES - L1_RESERVED_BYTES
 # tt-metal's limit on runtime args per kernel per core, unique plus common (its max_runtime_args:
 # a 4096-byte dispatch packet shared by three kernels, 4096 / (3 * 4) = 341).
 MAX_RUNTIME_ARGS = 341
@@ -159,7 +165,7 @@ def check_program_against_ttnn(program: Program, ttnn=None, raise_on_problem: bo
         if used > HARDWARE_CB_BUDGET:
             problems.append(
                 f"core {core}: circular buffers need {used} B but Wormhole L1 leaves at most {HARDWARE_CB_BUDGET} B "
-                f"({WORMHOLE_L1_SIZE} B less {WORMHOLE_MEM_MAP_END} B reserved); the simulator's budget is looser"
+                f"({L1_BYTES} B less {L1_RESERVED_BYTES} B of firmware and kernel config)"
             )
 
     for s, sd in zip(program.semaphores, descriptor.semaphores):
