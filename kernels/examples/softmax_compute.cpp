@@ -34,8 +34,8 @@ void kernel_main() {
         tile_regs_acquire();
         fill_tile_init();
         fill_tile(dst0, -std::numeric_limits<float>::infinity());
-        reduce_init<MAX, REDUCE_ROW>(cb_x, cb_scaler, cb_max);
-        for (uint32_t c = 0; c < ct; ++c) reduce_tile<MAX, REDUCE_ROW>(cb_x, cb_scaler, c, 0, dst0);
+        reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_x, cb_scaler, cb_max);
+        for (uint32_t c = 0; c < ct; ++c) reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(cb_x, cb_scaler, c, 0, dst0);
         reduce_uninit();
         tile_regs_commit();
         cb_reserve_back(cb_max, 1);
@@ -67,8 +67,8 @@ void kernel_main() {
         // 1 / sum(e) over the row.
         cb_wait_front(cb_exp, ct);
         tile_regs_acquire();
-        reduce_init<SUM, REDUCE_ROW>(cb_exp, cb_scaler, cb_recip);
-        for (uint32_t c = 0; c < ct; ++c) reduce_tile<SUM, REDUCE_ROW>(cb_exp, cb_scaler, c, 0, dst0);
+        reduce_init<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_exp, cb_scaler, cb_recip);
+        for (uint32_t c = 0; c < ct; ++c) reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(cb_exp, cb_scaler, c, 0, dst0);
         reduce_uninit();
         recip_tile_init();
         recip_tile(dst0);

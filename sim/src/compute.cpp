@@ -30,8 +30,17 @@ const char* fpu_op_name(FpuOp op) {
         case FpuOp::Matmul: return "matmul (matmul_init / matmul_block_init)";
         case FpuOp::Reduce: return "reduce (reduce_init)";
         case FpuOp::Transpose: return "transpose (transpose_init)";
+        case FpuOp::Tilize: return "tilize (tilize_init / fast_tilize_init)";
     }
     return "?";
+}
+// B's column 0 (Col), row 0 (Row) or element [0][0] (Scalar) repeated over the whole tile.
+void broadcast_in_place(std::array<float, TILE_ELEMS>& t, Bcast b) {
+    for (int r = TILE_DIM - 1; r >= 0; --r) {
+        for (int c = TILE_DIM - 1; c >= 0; --c) {
+            t[r * TILE_DIM + c] = b == Bcast::Col ? t[r * TILE_DIM] : b == Bcast::Row ? t[c] : t[0];
+        }
+    }
 }
 const char* bcast_name(Bcast b) {
     switch (b) {
@@ -263,13 +272,15 @@ void Scheduler::copy_tile(int cb, int tile, int dst) {
     ComputeState& cs = compute_state("copy_tile");
     require_math("copy_tile");
     require_dst_index(dst, "copy_tile");
-    require_fpu_init(FpuOp::Copy, Bcast::None, "copy_tile");
+    // unary_bcast_init configures the copy with a broadcast (B2D: srcB's column 0, row 0 or [0][0]).
+    require_fpu_init(FpuOp::Copy, cs.bcast, "copy_tile");
     me().call = "copy_tile";
     // Integer words reach DST unchanged only in its 32-bit mode; 16-bit DST would round them as bf16.
     if (cb_of(cb, "copy_tile").format == DataFormat::UInt32 && !me().spec->fp32_dest) {
         raise("copy_tile: CB " + std::to_string(cb) + " holds 32-bit integers, which need 32-bit DST (fp32_dest_acc_en)");
     }
     load_operand(cb, tile, cs.dst[dst].data(), /*fpu_operand=*/!me().spec->fp32_dest, "copy_tile");
+    if (cs.bcast != Bcast::None && !program_->timing_only) broadcast_in_place(cs.dst[dst], cs.bcast);
     finish_dst_write(dst);
     charge_unpack(cs, cb, 1, -1, 0);
     charge_math(cs, timing::kDatacopyTileCycles, true);
@@ -410,6 +421,129 @@ void Scheduler::transpose_tile(int cb, int tile, int dst) {
     }
     charge_unpack(cs, cb, 1, -1, 0);
     charge_math(cs, timing::kDatacopyTileCycles, true);
+}
+
+// ---------------------------------------------------------------- layout conversion
+
+namespace {
+// Bytes of one element of a row-major page. Only formats whose elements stand alone have a row-major
+// form: Bfp8_b shares one exponent per 16 values of a face row, so it exists in tiles only.
+uint32_t datum_bytes(DataFormat f) {
+    switch (f) {
+        case DataFormat::Float32:
+        case DataFormat::UInt32: return 4;
+        case DataFormat::Float16_b: return 2;
+        default: return 0;
+    }
+}
+float read_datum(DataFormat f, const uint8_t* p) {
+    if (f == DataFormat::Float16_b) {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        return bf16_from_bits(b);
+    }
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+// Float16_b rounds to nearest even as pack_tile does; Float32 and UInt32 words are stored unchanged.
+void write_datum(DataFormat f, float v, uint8_t* p) {
+    if (f == DataFormat::Float16_b) {
+        const uint16_t b = bf16_bits(v);
+        std::memcpy(p, &b, 2);
+    } else {
+        std::memcpy(p, &v, 4);
+    }
+}
+}  // namespace
+
+// tilize_block's unpacker: the CB's front pages hold row-major rows of block_ct * 32 elements (the
+// reader pushes block_ct pages per 32 rows); tile tile_index is the 32x32 square at 32-row band
+// tile_index / block_ct, tile column tile_index % block_ct. Values reach DST as copy_tile's do.
+void Scheduler::tilize_tile(int cb, int tile_index, int block_ct, int dst) {
+    const char* what = "tilize_block";
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_dst_index(dst, what);
+    require_fpu_init(FpuOp::Tilize, Bcast::None, what);
+    me().call = what;
+    if (block_ct <= 0 || tile_index < 0) raise("tilize_block: the block must be at least one tile wide");
+    CircularBuffer& c = cb_of(cb, what);
+    const uint32_t datum = datum_bytes(c.format);
+    if (datum == 0) raise("tilize_block: CB " + std::to_string(cb) + "'s format has no row-major form (Bfp8_b is tiled only)");
+    const uint64_t row_bytes = uint64_t(block_ct) * TILE_DIM * datum;
+    const int band = tile_index / block_ct, col_tile = tile_index % block_ct;
+    const uint64_t end = (uint64_t(band) + 1) * TILE_DIM * row_bytes;  // the last byte this tile needs
+    const int last_page = int((end + c.page_size - 1) / c.page_size) - 1;
+    front_tile(cb, last_page, what);  // the pages must all be at the front, without wrapping the CB
+    if (!program_->timing_only) {
+        const uint8_t* base = front_tile(cb, 0, what);
+        auto& d = cs.dst[dst];
+        const bool fpu_operand = !me().spec->fp32_dest;
+        for (int r = 0; r < TILE_DIM; ++r) {
+            const uint8_t* row = base + (uint64_t(band) * TILE_DIM + r) * row_bytes + uint64_t(col_tile) * TILE_DIM * datum;
+            for (int k = 0; k < TILE_DIM; ++k) {
+                const float v = read_datum(c.format, row + k * datum);
+                d[r * TILE_DIM + k] = fpu_operand && c.format == DataFormat::Float32 ? to_fpu_operand(v) : v;
+            }
+        }
+        finish_dst_write(dst);
+    }
+    // The unpacker reads the tile's 32 rows of 32 elements: the same bytes as a tile of the format.
+    charge_unpack(cs, cb, 1, -1, 0);
+    charge_math(cs, timing::kDatacopyTileCycles, true);
+}
+
+// pack_untilize's packer: DST tiles dst .. dst + block_ct - 1 become 32 rows of the row-major image
+// reserved at the CB's back (rows full_ct * 32 elements long), at tile columns col_tile ...; the
+// packer writes at the write pointer itself, not at pack_tile's next page.
+void Scheduler::pack_untilize(int cb, int dst, int block_ct, int full_ct, int col_tile) {
+    const char* what = "pack_untilize";
+    ComputeState& cs = compute_state(what);
+    me().call = what;
+    if (cs.dst_state != ComputeState::Dst::Waited) {
+        raise("pack_untilize: the packer does not hold DST (tile_regs_commit, then tile_regs_wait, before packing)");
+    }
+    if (block_ct <= 0 || col_tile < 0 || col_tile + block_ct > full_ct) {
+        raise("pack_untilize: tile columns " + std::to_string(col_tile) + ".." + std::to_string(col_tile + block_ct - 1) +
+              " are not inside a row of " + std::to_string(full_ct) + " tiles");
+    }
+    require_dst_index(dst, what);
+    require_dst_index(dst + block_ct - 1, what);
+    CircularBuffer& c = cb_of(cb, what);
+    if (cs.pack_cb != cb && cb_of(cs.pack_cb, what).format != c.format) {
+        raise("pack_untilize: CB " + std::to_string(cb) + " has a different data format from the packer's configuration (CB " +
+              std::to_string(cs.pack_cb) + "); call pack_reconfig_data_format first");
+    }
+    if (cs.pack_l1_acc) raise("pack_untilize: not modeled by the simulator with packer L1 accumulation on");
+    const uint32_t datum = datum_bytes(c.format);
+    if (datum == 0) raise("pack_untilize: CB " + std::to_string(cb) + "'s format has no row-major form (Bfp8_b is tiled only)");
+    const uint64_t row_bytes = uint64_t(full_ct) * TILE_DIM * datum;
+    if (TILE_DIM * row_bytes > uint64_t(c.reserved) * c.page_size) {
+        raise("pack_untilize: 32 rows of " + std::to_string(full_ct) + " tiles need " + std::to_string(TILE_DIM * row_bytes) +
+              " bytes of CB " + std::to_string(cb) + ", more than the " + std::to_string(c.reserved) +
+              " pages reserved (cb_reserve_back first)");
+    }
+    if (uint64_t(c.write_slot()) * c.page_size + TILE_DIM * row_bytes > uint64_t(c.num_pages) * c.page_size) {
+        raise("pack_untilize: the rows would be written past the end of CB " + std::to_string(cb));
+    }
+    if (!program_->timing_only) {
+        uint8_t* base = me().core->l1 + c.l1_offset + size_t(c.write_slot()) * c.page_size;
+        for (int t = 0; t < block_ct; ++t) {
+            const auto& d = cs.dst[dst + t];
+            for (int r = 0; r < TILE_DIM; ++r) {
+                uint8_t* row = base + uint64_t(r) * row_bytes + uint64_t(col_tile + t) * TILE_DIM * datum;
+                for (int k = 0; k < TILE_DIM; ++k) write_datum(c.format, d[r * TILE_DIM + k], row + k * datum);
+            }
+        }
+    }
+    const uint64_t bytes = uint64_t(block_ct) * TILE_ELEMS * datum;
+    const uint64_t cycles = (bytes + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle;
+    cs.t_pack += cycles;
+    me().busy += cycles;
+    cs.pack_busy += cycles;
+    counters_.pack_busy_cycles += cycles;
+    me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
 }
 
 // ---------------------------------------------------------------- SFPU

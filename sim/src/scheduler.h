@@ -197,6 +197,8 @@ public:
                       const uint32_t* params) override;
     void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
     void pack_l1_acc(bool enable) override;
+    void tilize_tile(int cb, int tile_index, int block_ct, int dst) override;
+    void pack_untilize(int cb, int dst, int block_ct, int full_ct, int col_tile) override;
     void zone_begin(const char* name) override;
     void zone_end() override;
     void fail(const char* call, const char* message) override;

@@ -57,8 +57,8 @@ void kernel_main() {
         matmul_init(cb_a, cb_b, MATMUL_TRANSPOSE);
         matmul_tiles(cb_a, cb_b, 0, 0, 0);
 #elif defined(OP_REDUCE)
-        reduce_init<REDUCE_POOL, REDUCE_DIM>(cb_a, cb_b, cb_out);
-        reduce_tile<REDUCE_POOL, REDUCE_DIM>(cb_a, cb_b, 0, 0, 0);
+        reduce_init<PoolType::REDUCE_POOL, ReduceDim::REDUCE_DIM>(cb_a, cb_b, cb_out);
+        reduce_tile<PoolType::REDUCE_POOL, ReduceDim::REDUCE_DIM>(cb_a, cb_b, 0, 0, 0);
         reduce_uninit();
 #elif defined(OP_TRANSPOSE)
         transpose_init(cb_a);

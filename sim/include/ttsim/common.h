@@ -20,9 +20,9 @@
 // A compute kernel runs its unpack, math and pack parts in one simulator fiber, so all three
 // thread-selection macros keep their argument.
 #ifndef MATH
-#define MATH(x) x
-#define PACK(x) x
-#define UNPACK(x) x
+#define MATH(...) __VA_ARGS__
+#define PACK(...) __VA_ARGS__
+#define UNPACK(...) __VA_ARGS__
 #endif
 
 #ifndef NOC_INDEX
@@ -32,9 +32,6 @@ constexpr uint8_t noc_index = NOC_INDEX;
 
 #ifndef DST_ACCUM_MODE
 #define DST_ACCUM_MODE false
-#endif
-#ifndef MATH_FIDELITY
-#define MATH_FIDELITY 2
 #endif
 #ifndef APPROX
 #define APPROX false
@@ -69,15 +66,15 @@ enum class DataFormat : uint8_t {
 };
 
 enum class ProgrammableCoreType { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2, COUNT = 3 };
-enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
+// The LLK enums (VectorMode, PoolType, ReduceDim, BroadcastType, ...) live in namespace ckernel as on the
+// device, where the firmware's LLK I/O headers also make the namespace visible to every kernel.
+#include "llk_defs.h"
+using namespace ckernel;
 // The faces an SFPU op covers in a vector mode (tt-llk's unary SFPU params: R = faces 0 and 1, the top 16
 // rows; C = faces 0 and 2, the left 16 columns; the others the whole tile), as a bit per face.
 inline uint32_t sfpu_faces(VectorMode mode) {
     return mode == VectorMode::R ? 0x3u : mode == VectorMode::C ? 0x5u : 0xFu;
 }
-enum PoolType { SUM, AVG, MAX, MIN };
-enum ReduceDim { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
-enum class BroadcastType : uint8_t { NONE = 0x0, COL = 0x1, ROW = 0x2, SCALAR = 0x3 };
 
 namespace p_sfpu {
 constexpr uint16_t kCONST_1_FP16B = 0x3F80;

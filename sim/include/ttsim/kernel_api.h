@@ -11,7 +11,7 @@
 namespace ttsim {
 
 // Which family of FPU operation the unpacker/math engine is configured for (set by the *_init calls).
-enum class FpuOp : uint32_t { None = 0, Copy, Add, Sub, Mul, Matmul, Reduce, Transpose };
+enum class FpuOp : uint32_t { None = 0, Copy, Add, Sub, Mul, Matmul, Reduce, Transpose, Tilize };
 // tt-metal's BroadcastType numbering.
 enum class Bcast : uint32_t { None = 0, Col = 1, Row = 2, Scalar = 3 };
 enum class SfpuOp : uint32_t {
@@ -157,6 +157,15 @@ public:
     virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;
     // Packer L1 accumulation: while on, pack_tile adds DST onto the tile already at the destination.
     virtual void pack_l1_acc(bool enable) = 0;
+
+    // ---- compute: layout conversion (api/compute/tilize.h, untilize.h, pack_untilize.h)
+    // Unpacker tilize: DST[dst] = one 32x32 tile cut out of the row-major rows at the front of cb. The
+    // rows are block_ct tiles wide; tile_index counts the tiles of that image, 32-row band by band.
+    virtual void tilize_tile(int cb, int tile_index, int block_ct, int dst) = 0;
+    // Packer untilize (the packer holds DST): DST tiles dst .. dst + block_ct - 1 side by side, written
+    // as 32 row-major rows into the pages reserved at cb's back; the rows are full_ct tiles wide and
+    // these tiles start at tile column col_tile of them.
+    virtual void pack_untilize(int cb, int dst, int block_ct, int full_ct, int col_tile) = 0;
 
     // ---- profiler zones (api/debug/kernel_profiler.hpp's DeviceZoneScopedN): free in modeled time,
     // they attribute each pipeline's busy cycles and the elapsed cycles to a named part of a kernel

@@ -1,7 +1,9 @@
 // Circular-buffer calls as a compute kernel sees them (api/compute/cb_api.h).
 #pragma once
 
-#include "api/compute/common.h"
+#include "api/compute/common_globals.h"
+
+namespace ckernel {
 
 ALWI void cb_wait_front(uint32_t cbid, uint32_t ntiles) { TTSIM->cb_wait_front(cbid, ntiles); }
 ALWI void cb_pop_front(uint32_t cbid, uint32_t ntiles) { TTSIM->cb_pop_front(cbid, ntiles); }
@@ -22,3 +24,5 @@ ALWI uint32_t read_tile_value(uint32_t cb_id, uint32_t tile_index, uint32_t elem
     const uint32_t address = get_tile_address(cb_id, tile_index);
     return reinterpret_cast<volatile uint32_t*>(static_cast<uintptr_t>(address))[element_offset];
 }
+
+}  // namespace ckernel

@@ -1,10 +1,10 @@
-// Compute-kernel arguments (api/compute/common.h).
+// Compute-kernel arguments and the headers every compute kernel sees (api/compute/common.h).
 #pragma once
 
 #include <cstdint>
 
 #include "api/compile_time_args.h"
-#include "ttsim/common.h"
+#include "api/compute/common_globals.h"
 
 template <typename T>
 FORCE_INLINE T get_arg_val(int arg_idx) {
@@ -18,3 +18,9 @@ FORCE_INLINE T get_common_arg_val(int arg_idx) {
     uint32_t v = TTSIM->common_arg(arg_idx);
     return *reinterpret_cast<T*>(&v);
 }
+
+#include "api/compute/cb_api.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/pack.h"
+#include "api/compute/reconfig_data_format.h"
+#include "api/compute/reg_api.h"
