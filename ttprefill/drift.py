@@ -14,6 +14,15 @@ Four checks, each a table section:
            LLK headers include the SFPI compiler's sfpi.h, which only Tenstorrent's RISC-V
            toolchain ships; the report says which header stops them.
 
+Two progress figures for tt-metal's own kernels (issue 12) close the report; neither changes the exit status:
+  upstream coverage   how many kernel files of six op families compile in the simulator
+                      (ttprefill.upstream_coverage, cached by content hash), with the top missing headers
+                      and symbols;
+  upstream programs   how many conformance programs (ttprefill.ops.upstream.registry, the list tests/upstream
+                      runs) pass on the simulator. They need the simulator extension: in an interpreter without
+                      it (.venv-tt, where CI runs drift) the same registry runs in the repository's .venv through
+                      a subprocess; with neither, the count is reported as not run, with the reason.
+
 Exit status: 0 when there is no error (warnings allowed), 1 on any error, 2 when the pinned
 headers cannot be found. `--json` prints one JSON object instead of the table.
 """
@@ -425,7 +434,72 @@ def check_syntax(headers: Path, kernels: list[Path], repo: Path, per_kernel: int
 
 
 # ----------------------------------------------------------------------------- the command
-def run(headers: Path | None = None, syntax: bool = True, repo: Path = REPO_ROOT) -> dict:
+def upstream_coverage_summary(top: int = 10) -> dict:
+    """The upstream_coverage report, cut to what the drift report shows."""
+    t0 = time.perf_counter()
+    try:
+        from ttprefill import upstream_coverage
+
+        r = upstream_coverage.report()
+    except Exception as e:  # no wheel, no compiler: say so instead of failing the API checks
+        return {"upstream_kernel_files": None, "upstream_compiling": None,
+                "upstream_coverage": {"error": f"{type(e).__name__}: {e}"}}
+    return {
+        "upstream_kernel_files": r["upstream_kernel_files"],
+        "upstream_compiling": r["upstream_compiling"],
+        "upstream_coverage": {
+            "by_family": r["by_family"],
+            "top_missing_headers": dict(list(r["missing_headers"].items())[:top]),
+            "top_missing_symbols": dict(list(r["missing_symbols"].items())[:top]),
+            "wall_s": round(time.perf_counter() - t0, 2),
+        },
+    }
+
+
+def _has_simulator() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ttprefill._sim") is not None
+
+
+def upstream_programs_summary(run_programs: bool = True, repo: Path = REPO_ROOT) -> dict:
+    """Run the conformance registry here if this interpreter has the simulator, else in the repo's .venv."""
+    from ttprefill.ops.upstream import registry
+
+    total = len(registry.discover())
+    out = {"upstream_programs": total, "upstream_programs_passed": None, "upstream_programs_run_in": None,
+           "upstream_programs_note": "", "upstream_program_results": []}
+    t0 = time.perf_counter()
+    if not run_programs:
+        out["upstream_programs_note"] = "not run (--no-programs)"
+        return out
+    if _has_simulator():
+        outcomes = [asdict(o) for o in registry.run_all()]
+        out["upstream_programs_run_in"] = sys.executable
+    else:
+        venv_python = repo / ".venv" / "bin" / "python"
+        if not venv_python.is_file():
+            out["upstream_programs_note"] = (f"not run: this Python ({sys.executable}) has no simulator extension "
+                                             f"and {venv_python} does not exist")
+            return out
+        proc = subprocess.run([str(venv_python), "-m", "ttprefill.ops.upstream.registry", "--json"],
+                              capture_output=True, text=True, cwd=repo)
+        try:
+            outcomes = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (json.JSONDecodeError, IndexError):
+            out["upstream_programs_note"] = f"not run: the registry failed in {venv_python}: {proc.stderr.strip()[-500:]}"
+            return out
+        out["upstream_programs_run_in"] = str(venv_python)
+    out["upstream_programs"] = len(outcomes)
+    out["upstream_programs_passed"] = sum(o["passed"] for o in outcomes)
+    out["upstream_program_results"] = [{k: o[k] for k in ("name", "family", "passed", "error", "wall_s")}
+                                       for o in outcomes]
+    out["upstream_programs_note"] = f"ran in {time.perf_counter() - t0:.1f} s"
+    return out
+
+
+def run(headers: Path | None = None, syntax: bool = True, repo: Path = REPO_ROOT, coverage: bool = True,
+        programs: bool = True) -> dict:
     t0 = time.perf_counter()
     headers = headers or ttnn_env.headers_root()
     real = index_real_headers(headers)
@@ -436,14 +510,47 @@ def run(headers: Path | None = None, syntax: bool = True, repo: Path = REPO_ROOT
     if syntax:
         findings += check_syntax(headers, kernels, repo)
     counts = {s: sum(1 for f in findings if f.status == s) for s in (OK, WARN, ERROR, INFO)}
-    return {
+    report = {
         "ttnn_version": ttnn_env.headers_version(headers),
         "headers": str(headers),
         "kernels": [k.relative_to(repo).as_posix() for k in kernels],
         "counts": counts,
         "findings": [asdict(f) for f in findings],
-        "wall_s": round(time.perf_counter() - t0, 3),
     }
+    if coverage:
+        report.update(upstream_coverage_summary())
+    report.update(upstream_programs_summary(programs, repo))
+    report["wall_s"] = round(time.perf_counter() - t0, 3)
+    return report
+
+
+def format_upstream(report: dict, top: int = 5) -> list[str]:
+    """The short coverage section of the table."""
+    from ttprefill.ops.upstream import registry
+
+    lines = []
+    cov = report.get("upstream_coverage")
+    if cov is not None:
+        if "error" in cov:
+            lines.append(f"upstream coverage: not measured ({cov['error']})")
+        else:
+            lines.append(f"upstream coverage: {report['upstream_compiling']} of {report['upstream_kernel_files']} "
+                         f"tt-metal kernel files compile in the simulator ({cov['wall_s']:.1f} s)")
+            lines.append("  " + ", ".join(f"{fam} {v['compiling']}/{v['files']}" for fam, v in cov["by_family"].items()))
+            for title, key in (("missing headers", "top_missing_headers"), ("missing symbols", "top_missing_symbols")):
+                items = list(cov[key].items())[:top]
+                if items:
+                    lines.append(f"  top {title}: " + ", ".join(f"{name} ({n})" for name, n in items))
+    passed, total = report.get("upstream_programs_passed"), report.get("upstream_programs")
+    if passed is None:
+        lines.append(f"upstream programs: {total} registered, {report.get('upstream_programs_note', '')}")
+    else:
+        lines.append(f"upstream programs: {passed} of {total} pass on the simulator "
+                     f"({report.get('upstream_programs_note', '')})")
+        for r in report.get("upstream_program_results", []):
+            if not r["passed"]:
+                lines.append(f"  FAIL {r['name']}: {registry.headline(r['error'])[:200]}")
+    return lines
 
 
 def format_table(report: dict, show_ok: bool = False) -> str:
@@ -459,6 +566,7 @@ def format_table(report: dict, show_ok: bool = False) -> str:
     c = report["counts"]
     lines.append(f"{c['ok']} ok, {c['warn']} warnings, {c['error']} errors, {c['info']} notes "
                  f"({len(report['kernels'])} kernels, {report['wall_s']:.1f} s)")
+    lines += format_upstream(report)
     return "\n".join(lines)
 
 
@@ -469,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"ttnn's tt_metal/hw/inc (default: ${ttnn_env.HEADERS_ENV_VAR}, else .venv-tt's ttnn)")
     parser.add_argument("--no-syntax", action="store_true", help="skip the g++ syntax check")
     parser.add_argument("--all", action="store_true", help="list passing rows too")
+    parser.add_argument("--no-coverage", action="store_true", help="skip compiling tt-metal's kernels in the simulator")
+    parser.add_argument("--no-programs", action="store_true", help="skip running the upstream conformance programs")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--"]:  # `ttprefill drift -- --json` hands the separator through
         argv = argv[1:]
@@ -481,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (headers / "api").is_dir():
         print(f"drift: {headers} has no api/ directory (expected ttnn's tt_metal/hw/inc)", file=sys.stderr)
         return 2
-    report = run(headers, syntax=not args.no_syntax)
+    report = run(headers, syntax=not args.no_syntax, coverage=not args.no_coverage, programs=not args.no_programs)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
