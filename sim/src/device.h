@@ -134,8 +134,17 @@ struct RunResult {
 };
 
 // DRAM: 12 banks; a buffer has the same base address in every bank, page i in bank i % 12.
+//
+// Each bank is a reserved range of virtual memory that the OS backs only where it is written: an
+// allocation costs no host memory until data lands in it, reads of never-written bytes see zeros, and
+// a freed allocation gives its memory back. A timing-only run of a 32k-token layer so needs host
+// memory only for what the host uploads (see Scheduler::noc_write for what kernels write).
 class Dram {
 public:
+    Dram();
+    ~Dram();
+    Dram(const Dram&) = delete;
+    Dram& operator=(const Dram&) = delete;
     uint32_t allocate(uint64_t bytes_per_bank);
     void free(uint32_t base);
     // Checks that [offset, offset + size) lies inside one live allocation of the bank.
@@ -144,9 +153,11 @@ public:
     void clear();
 
 private:
+    // Drop the host memory behind [offset, offset + size) of every bank; it reads as zero afterwards.
+    void discard(uint64_t offset, uint64_t size);
     std::map<uint32_t, uint64_t> allocations_;  // base -> bytes per bank
-    std::vector<uint8_t> banks_[kDramBanks];
-    uint32_t top_ = 0;
+    uint8_t* banks_[kDramBanks] = {};
+    static constexpr uint64_t kBankAddressSpace = uint64_t(1) << 32;  // addresses are 32-bit per bank
     static constexpr uint32_t kBaseAddress = 0x10000;  // leave address 0 unused, as on hardware
     static constexpr uint32_t kAlignment = 32;
 };

@@ -1,10 +1,43 @@
-// DRAM banks of the simulated chip.
+// DRAM banks of the simulated chip, backed lazily by the host's virtual memory (see device.h).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 
 #include "device.h"
 
 namespace ttsim {
+
+Dram::Dram() {
+    for (auto& bank : banks_) {
+        void* p = mmap(nullptr, kBankAddressSpace, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (p == MAP_FAILED) throw SimError("cannot reserve address space for a simulated DRAM bank");
+        bank = static_cast<uint8_t*>(p);
+    }
+}
+
+Dram::~Dram() {
+    for (auto* bank : banks_) {
+        if (bank) munmap(bank, kBankAddressSpace);
+    }
+}
+
+void Dram::discard(uint64_t offset, uint64_t size) {
+    const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+    const uint64_t first_whole = (offset + page - 1) / page * page;
+    const uint64_t end_whole = (offset + size) / page * page;
+    for (auto* bank : banks_) {
+        if (first_whole >= end_whole) {  // inside one host page: zero it by hand
+            std::memset(bank + offset, 0, size);
+            continue;
+        }
+        std::memset(bank + offset, 0, first_whole - offset);
+        madvise(bank + first_whole, end_whole - first_whole, MADV_DONTNEED);
+        std::memset(bank + end_whole, 0, offset + size - end_whole);
+    }
+}
 
 uint32_t Dram::allocate(uint64_t bytes_per_bank) {
     if (bytes_per_bank == 0) throw SimError("DRAM allocation of 0 bytes");
@@ -15,25 +48,23 @@ uint32_t Dram::allocate(uint64_t bytes_per_bank) {
         if (candidate + size <= base) break;
         candidate = std::max<uint64_t>(candidate, base + (bytes + kAlignment - 1) / kAlignment * kAlignment);
     }
-    if (candidate + size > (uint64_t(1) << 32)) {
+    if (candidate + size > kBankAddressSpace) {
         throw SimError("DRAM is full: cannot allocate " + std::to_string(bytes_per_bank) +
                        " bytes per bank within the 4 GiB address range of a bank");
     }
     allocations_[uint32_t(candidate)] = size;
-    uint64_t end = candidate + size;
-    if (end > top_) {
-        top_ = uint32_t(end);
-        for (auto& bank : banks_) bank.resize(top_, 0);
-    }
     // Fresh allocations read as zero, so results never depend on a previous program's data.
-    for (auto& bank : banks_) std::memset(bank.data() + candidate, 0, size);
+    discard(candidate, size);
     return uint32_t(candidate);
 }
 
 void Dram::free(uint32_t base) {
-    if (allocations_.erase(base) == 0) {
+    auto it = allocations_.find(base);
+    if (it == allocations_.end()) {
         throw SimError("DRAM free of address " + std::to_string(base) + " which is not a live allocation");
     }
+    discard(it->first, it->second);
+    allocations_.erase(it);
 }
 
 uint8_t* Dram::at(int bank, uint64_t offset, uint32_t size, const char* what) {
@@ -41,7 +72,7 @@ uint8_t* Dram::at(int bank, uint64_t offset, uint32_t size, const char* what) {
     auto it = allocations_.upper_bound(uint32_t(std::min<uint64_t>(offset, 0xffffffffu)));
     if (it != allocations_.begin()) {
         --it;
-        if (offset >= it->first && offset + size <= it->first + it->second) return banks_[bank].data() + offset;
+        if (offset >= it->first && offset + size <= it->first + it->second) return banks_[bank] + offset;
     }
     throw SimError(std::string(what) + ": DRAM access of " + std::to_string(size) + " bytes at bank " +
                    std::to_string(bank) + " address " + std::to_string(offset) +
@@ -55,9 +86,8 @@ uint64_t Dram::bytes_in_use() const {
 }
 
 void Dram::clear() {
+    for (const auto& [base, bytes] : allocations_) discard(base, bytes);
     allocations_.clear();
-    for (auto& bank : banks_) bank.clear();
-    top_ = 0;
 }
 
 }  // namespace ttsim

@@ -629,7 +629,10 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
         latency = noc_latency(x, y);
         if (size == 4) c.sem_time[uint32_t(off)] = me().clock + latency;  // a remote semaphore set
     }
-    std::memmove(to, me().core->l1 + src_off, size);
+    // A timing-only run keeps what kernels write to DRAM out of host memory: the values are not
+    // computed anyway, and no program steers by data a kernel wrote (what steers kernels, page tables
+    // and the like, is uploaded by the host and kept). Writes into L1 (semaphores, hand-offs) are kept.
+    if (bank < 0 || !program_->timing_only) std::memmove(to, me().core->l1 + src_off, size);
     counters_.noc_bytes += size;
     Fiber& f = me();
     f.write_done = std::max(f.write_done, transfer(bank, size, latency));

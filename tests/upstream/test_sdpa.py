@@ -1,0 +1,89 @@
+"""The SDPA mirror (ttprefill/ops/upstream/sdpa.py) against tt-metal's kernel sources and the factory's
+rules: argument layouts, CB ids, the global Q split, subblocks. The numeric conformance run (the registry
+entries on the simulator against ttprefill.reference.attention) is in wip_conformance.py until the
+kernels compile in the simulator."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kernel_text import accessor_count, accessor_start, compile_time_slots, offset_block_length, source
+from ttprefill.device.offline_device import OfflineDevice
+from ttprefill.device.program import Role
+from ttprefill.ops.upstream import sdpa
+
+SHAPES = [sdpa.SdpaShape(1, 4, 2, 64, 128), sdpa.SdpaShape(2, 2, 1, 128, 96, 64, 64),
+          sdpa.SdpaShape(1, 32, 8, 128, 4096, 128, 128), sdpa.SdpaShape(1, 16, 2, 256, 1000)]
+
+
+def ids(s):
+    return f"b{s.batch}_q{s.q_heads}_kv{s.kv_heads}_d{s.head_dim}_s{s.seq}_c{s.q_chunk}"
+
+
+def build(s):
+    program, t = sdpa.sdpa_program(OfflineDevice(), s)
+    program.validate()
+    return program, t, {k.role: k for k in program.kernels}
+
+
+@pytest.mark.parametrize("s", SHAPES, ids=ids)
+def test_compile_time_args_fill_the_fixed_slots_accessors_and_cb_block(s):
+    _, _, k = build(s)
+    for role, path in ((Role.RISCV_1, sdpa.READER), (Role.RISCV_0, sdpa.WRITER)):
+        text = source(path)
+        start = accessor_start(text)
+        assert max(compile_time_slots(text)) == start - 1
+        assert len(k[role].compile_time_args) == start + 2 * accessor_count(text) + offset_block_length(text)
+    text = source(sdpa.COMPUTE)
+    fixed = int(re.search(r"cb_arg_offset = (\d+)", text).group(1))
+    assert max(compile_time_slots(text)) == fixed - 1
+    assert len(k[Role.COMPUTE].compile_time_args) == fixed + offset_block_length(text)
+
+
+@pytest.mark.parametrize("s", SHAPES, ids=ids)
+def test_every_cb_id_passed_is_a_configured_buffer(s):
+    program, _, k = build(s)
+    configured = {cb.index for cb in program.circular_buffers}
+    reader_text = source(sdpa.READER)
+    block = offset_block_length(reader_text)
+    reader_ids = k[Role.RISCV_1].compile_time_args[-block:]
+    # q, k, v and mask are read; the rest (sink, page table, chunk start, windowing, chains) stay untouched.
+    assert set(reader_ids[:4]) <= configured
+    compute_ids = k[Role.COMPUTE].compile_time_args[-offset_block_length(source(sdpa.COMPUTE)):]
+    touched = compute_ids[:4] + compute_ids[5:7] + compute_ids[9:18]
+    assert set(touched) <= configured
+
+
+@pytest.mark.parametrize("s", SHAPES, ids=ids)
+def test_global_q_ranges_cover_every_head_and_chunk_once(s):
+    _, _, k = build(s)
+    p = sdpa.plan(s)
+    total = s.batch * s.q_heads * p.q_num_chunks
+    covered = []
+    for core, args in k[Role.COMPUTE].runtime_args.items():
+        start, count = args[4], args[5]
+        assert k[Role.RISCV_1].runtime_args[core][-2:] == [start, count]
+        assert k[Role.RISCV_0].runtime_args[core][7:9] == [start, count]
+        covered += range(start, start + count)
+    assert sorted(covered) == list(range(total))
+    counts = [a[5] for a in k[Role.COMPUTE].runtime_args.values()]
+    assert max(counts) - min(counts) <= 1
+
+
+def test_subblocks_and_granularities_follow_the_factorys_rules():
+    # Q and K chunks of 4 tiles, d128, 8 DST tiles: QK^T block 4x4 takes the first fitting (2, 4); the
+    # output block 4x4 likewise; granularities are the largest divisors within DST (half DST for reduce).
+    p = sdpa.plan(sdpa.SdpaShape(1, 2, 1, 128, 512, 128, 128))
+    assert p.qk_subblock == (2, 4) and p.out_subblock == (2, 4)
+    assert p.granularity == {"STATS_GRANULARITY": 4, "SUB_EXP_GRANULARITY": 4, "MUL_BCAST_GRANULARITY": 8,
+                             "DHT_GRANULARITY": 4, "REDUCE_GRANULARITY": 4}
+    # One-tile chunks, d64: a 1x1 QK block, a 1x2 output block.
+    p = sdpa.plan(sdpa.SdpaShape(1, 2, 1, 64, 64))
+    assert p.qk_subblock == (1, 1) and p.out_subblock == (1, 2)
+
+
+def test_scale_is_passed_as_fp32_bits_of_one_over_sqrt_d():
+    _, _, k = build(SHAPES[0])
+    assert k[Role.COMPUTE].compile_time_args[21] == 0x3E000000  # 1/sqrt(64) = 0.125
