@@ -1421,13 +1421,21 @@ def bound_fraction(modeled_s: float, flops: float, dram_bytes: float, fidelity: 
     return bound_s, bound_s / modeled_s
 
 
-def _layer_inputs(dims: LayerDims, tokens: int, rng: np.random.Generator):
-    """Random layer-core inputs and weights in the ranges a trained layer sees (bf16-exact activations)."""
+def _layer_inputs(dims: LayerDims, tokens: int, rng: np.random.Generator, *, values: bool = True):
+    """Random layer-core inputs and weights in the ranges a trained layer sees (bf16-exact activations).
+
+    values=False: the activations and states are zeros of the same shapes, for timing-only runs, where
+    no arithmetic is done and a 32k-token layer's random inputs would take gigabytes of host memory.
+    """
     from ttprefill.device.formats import round_to_bf16
     from ttprefill.reference.gdn import GdnLayerParams
 
     c, hv = dims.conv_channels, dims.v_heads
-    bf = lambda x: round_to_bf16(np.asarray(x, np.float32))  # noqa: E731
+    if values:
+        bf = lambda x: round_to_bf16(np.asarray(x, np.float32))  # noqa: E731
+    else:
+        rng = _ZeroGenerator()
+        bf = lambda x: x  # noqa: E731
     params = GdnLayerParams(dims.qk_heads, hv, dims.key_dim, dims.value_dim,
                             conv_weight=(0.5 * rng.standard_normal((c, CONV_WIDTH))).astype(np.float32),
                             A_log=np.log(rng.uniform(1.0, 16.0, hv)).astype(np.float32),
@@ -1438,6 +1446,17 @@ def _layer_inputs(dims: LayerDims, tokens: int, rng: np.random.Generator):
                   conv_state=bf(rng.standard_normal((CONV_WIDTH - 1, c))),
                   recurrent_state=(0.5 * rng.standard_normal((hv, dims.key_dim, dims.value_dim))).astype(np.float32))
     return params, inputs
+
+
+class _ZeroGenerator:
+    """Stands in for a numpy Generator where only shapes matter: every draw is zeros (np.zeros maps its
+    memory lazily, so the arrays cost nothing until written)."""
+
+    def standard_normal(self, shape):
+        return np.zeros(shape, np.float32)
+
+    def uniform(self, low, high, shape):
+        return np.full(shape, (low + high) / 2, np.float32)
 
 
 def gdn_bench(args) -> dict:
@@ -1470,7 +1489,7 @@ def gdn_bench(args) -> dict:
         args.timing_only = True
     device = device_for(args)
     timing_only = bool(getattr(device, "timing_only", False))
-    params, inputs = _layer_inputs(dims, tokens, np.random.default_rng(0))
+    params, inputs = _layer_inputs(dims, tokens, np.random.default_rng(0), values=not timing_only)
     reports: list = []
     t0 = time.perf_counter()
     y, _, state, _ = gdn_layer(device, inputs["qkv"], inputs["z"], inputs["a"], inputs["b"], params,
