@@ -87,3 +87,56 @@ def test_io_tensors_dedupes_by_identity_without_calling_tensor_eq():
     program.inputs, program.outputs = {"src": src, "acc": dst}, {"dst": dst}
     held = device.io_tensors(program)
     assert len(held) == 2 and held[0] is a and held[1] is b
+
+
+class _Grid:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+class _Mesh:
+    """A mesh of chips with the given grids; like ttnn's, the mesh's own grid is its first chip's."""
+
+    def __init__(self, grids, first_id=0):
+        self.grids, self.first_id, self.closed = grids, first_id, False
+
+    def get_num_devices(self):
+        return len(self.grids)
+
+    def get_device_ids(self):
+        return [self.first_id + i for i in range(len(self.grids))]
+
+    def compute_with_storage_grid_size(self):
+        return _Grid(*self.grids[0])
+
+    def create_submeshes(self, shape):
+        return [_Mesh([g], i) for i, g in enumerate(self.grids)]
+
+
+class _FakeTTNN:
+    def __init__(self, grids):
+        self.mesh = _Mesh(grids)
+
+    def MeshShape(self, *shape):
+        return shape
+
+    def GetNumAvailableDevices(self):
+        return self.mesh.get_num_devices()
+
+    def open_mesh_device(self, shape):
+        return self.mesh
+
+    def close_mesh_device(self, mesh):
+        mesh.closed = True
+
+
+def test_every_chip_of_a_mesh_must_have_the_full_grid(monkeypatch, tmp_path):
+    fake = _FakeTTNN([(8, 8), (8, 7)])
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: fake)
+    monkeypatch.setenv(tt_device.MOCK_CLUSTER_ENV, str(tmp_path / "cluster.yaml"))
+    with pytest.raises(TTDeviceUnavailable, match=r"chip 1 is 8x7"):
+        TTDevice((1, 2))
+    assert fake.mesh.closed
+    ok = _FakeTTNN([(8, 8), (8, 8)])
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: ok)
+    assert TTDevice((1, 2)).chip_grids == [(0, 8, 8), (1, 8, 8)]

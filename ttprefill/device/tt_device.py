@@ -10,8 +10,10 @@ descriptor translation is checked against the real ttnn package, the device call
 
 from __future__ import annotations
 
+import hashlib
+import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,9 @@ from .tensor import DeviceTensor
 from .ttnn_env import import_ttnn
 
 DEVICE_NODES = Path("/dev/tenstorrent")  # the kernel driver's device nodes, one per PCIe chip
+# When set, ttnn builds a mock cluster from this tt-umd cluster descriptor instead of opening chips:
+# the host stack (allocators, JIT, dispatch, program cache) runs, no kernel executes, reads give zeros.
+MOCK_CLUSTER_ENV = "TT_METAL_MOCK_CLUSTER_DESC_PATH"
 
 
 class TTDeviceUnavailable(RuntimeError):
@@ -31,6 +36,25 @@ class TTDeviceUnavailable(RuntimeError):
 def card_present() -> bool:
     """Whether the Tenstorrent kernel driver exposes at least one chip (no ttnn call needed)."""
     return DEVICE_NODES.is_dir() and any(DEVICE_NODES.iterdir())
+
+
+def mock_cluster() -> Path | None:
+    """The cluster descriptor ttnn will mock a cluster from, when $TT_METAL_MOCK_CLUSTER_DESC_PATH names one."""
+    value = os.environ.get(MOCK_CLUSTER_ENV)
+    return Path(value) if value else None
+
+
+def chip_grids(ttnn, mesh) -> list[tuple[int, int, int]]:
+    """(chip id, x, y) of each chip's worker grid. The mesh's own grid is its first chip's, so every
+    chip of a larger mesh is asked through a one-chip submesh of its own."""
+    if mesh.get_num_devices() == 1:
+        g = mesh.compute_with_storage_grid_size()
+        return [(int(mesh.get_device_ids()[0]), g.x, g.y)]
+    out = []
+    for sub in mesh.create_submeshes(ttnn.MeshShape(1, 1)):
+        g = sub.compute_with_storage_grid_size()
+        out.append((int(sub.get_device_ids()[0]), g.x, g.y))
+    return out
 
 
 # --------------------------------------------------------------------------- translation
@@ -96,12 +120,45 @@ def kernel_descriptor(ttnn, kernel: Kernel):
         source_type=ttnn.KernelDescriptor.SourceType.FILE_PATH,
         core_ranges=ttnn_core_range_set(ttnn, kernel.cores),
         compile_time_args=_u32(kernel.compile_time_args),
+        named_compile_time_args=[(str(n), int(v)) for n, v in kernel.named_compile_time_args.items()],
         defines=sorted((str(k), str(v)) for k, v in kernel.defines.items()),
         runtime_args=[(ttnn.CoreCoord(c.x, c.y), _u32(args)) for c, args in sorted(kernel.runtime_args.items())],
         common_runtime_args=_u32(kernel.common_runtime_args),
         config=kernel_config(ttnn, kernel),
         compiler_include_paths=[str(source.parent)],
     )
+
+
+def program_cache_key(program: Program) -> int:
+    """The key of `program` in ttnn's program cache (set as ProgramDescriptor.custom_program_hash).
+
+    ttnn 0.81.1 keys generic_op's cache on a hash of the descriptor that leaves out how many runtime
+    args each core has, which cores have them, and the include paths; on a hit it copies the new
+    runtime args into the cached program's slots unchecked. Two programs differing only there would
+    share an entry, and the second would run with the first one's arg layout. This key covers every
+    field of every kernel, circular buffer and semaphore (new fields included, as dataclass fields),
+    with runtime args reduced to their count per core: their values (tensor addresses, offsets) are
+    exactly what a cache hit is meant to replace. Include paths follow from the kernel source path.
+    """
+    parts: list = []
+    for k in program.kernels:
+        for f in fields(k):
+            value = getattr(k, f.name)
+            if f.name == "runtime_args":
+                value = sorted((c.x, c.y, len(a)) for c, a in value.items())
+            elif f.name == "common_runtime_args":
+                value = len(value)
+            elif f.name == "source":
+                value = str(Path(value).resolve())
+            elif f.name == "cores":
+                value = sorted((c.x, c.y) for c in value.cores())
+            parts.append((f.name, repr(value)))
+    for cb in program.circular_buffers:
+        parts.append(("cb", cb.index, int(cb.data_format), cb.page_size, cb.num_pages,
+                      sorted((c.x, c.y) for c in cb.cores.cores())))
+    for sem in program.semaphores:
+        parts.append(("semaphore", sem.id, sem.initial_value, sorted((c.x, c.y) for c in sem.cores.cores())))
+    return int.from_bytes(hashlib.blake2b(repr(parts).encode(), digest_size=8).digest(), "little")
 
 
 def program_to_descriptor(program: Program, ttnn=None):
@@ -132,7 +189,9 @@ def program_to_descriptor(program: Program, ttnn=None):
         )
         for s in program.semaphores
     ]
-    return ttnn.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
+    descriptor = ttnn.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
+    descriptor.custom_program_hash = program_cache_key(program)
+    return descriptor
 
 
 # --------------------------------------------------------------------------- the device
@@ -177,7 +236,8 @@ class TTDevice:
     grid = (8, 8)
 
     def __init__(self, mesh_shape: tuple[int, int] = (1, 1)):
-        if not card_present():
+        self.mock = mock_cluster() is not None
+        if not self.mock and not card_present():
             raise TTDeviceUnavailable(
                 f"no Tenstorrent card found ({DEVICE_NODES} has no device nodes; is the tt-kmd driver loaded and a "
                 f"Wormhole n150/n300 installed?). Use --backend sim to run on the simulator."
@@ -191,11 +251,13 @@ class TTDevice:
         if available < wanted:
             raise TTDeviceUnavailable(f"a {mesh_shape[0]}x{mesh_shape[1]} mesh needs {wanted} chips; ttnn sees {available}")
         self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape))
-        grid = self.mesh.compute_with_storage_grid_size()
-        if grid.x < self.grid[0] or grid.y < self.grid[1]:
+        self.chip_grids = chip_grids(ttnn, self.mesh)
+        small = [(chip, x, y) for chip, x, y in self.chip_grids if x < self.grid[0] or y < self.grid[1]]
+        if small:
             self.close()
             raise TTDeviceUnavailable(
-                f"the card's worker grid is {grid.x}x{grid.y}; the program builders assume {self.grid[0]}x{self.grid[1]}"
+                "the worker grid of " + ", ".join(f"chip {chip} is {x}x{y}" for chip, x, y in small)
+                + f"; the program builders assume {self.grid[0]}x{self.grid[1]} on every chip (a program runs on all of them)"
             )
         self.last_report: TTRunReport | None = None
 

@@ -142,14 +142,12 @@ def softmax(device, x: np.ndarray, num_cores: int = 2, fmt=DataFormat.Float16_b)
 
 
 # ---- representative shapes for the checks against the real ttnn (tests/host)
-from ttprefill.ops.registry import register  # noqa: E402
+from ttprefill.ops.registry import build_device, register  # noqa: E402
 
 
 @register("examples/matmul_256_grid4x4")
 def _matmul_for_checks() -> Program:
-    from ttprefill.device.offline_device import OfflineDevice
-
-    dev = OfflineDevice()
+    dev = build_device()
     a, b = dev.allocate((256, 256), DataFormat.Float16_b), dev.allocate((256, 256), DataFormat.Bfp8_b)
     c = dev.allocate((256, 256), DataFormat.Float16_b)
     return matmul_program(dev, a, b, c, (4, 4), k_block=2, fidelity=MathFidelity.HiFi2, fp32_dest=False)
@@ -157,8 +155,6 @@ def _matmul_for_checks() -> Program:
 
 @register("examples/softmax_96x256")
 def _softmax_for_checks() -> Program:
-    from ttprefill.device.offline_device import OfflineDevice
-
-    dev = OfflineDevice()
+    dev = build_device()
     x, out = dev.allocate((96, 256), DataFormat.Float16_b), dev.allocate((96, 256), DataFormat.Float16_b)
     return softmax_program(dev, x, out, 3)

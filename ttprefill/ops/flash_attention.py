@@ -63,7 +63,7 @@ from ttprefill.device.program import (
 )
 from ttprefill.device.tensor import DeviceTensor
 from ttprefill.device.ttnn_checks import HARDWARE_CB_BUDGET, MAX_RUNTIME_ARGS
-from ttprefill.ops.registry import register
+from ttprefill.ops.registry import build_device, register
 
 KERNELS = KERNELS_DIR / "flash_attention"
 TILE = 32
@@ -898,7 +898,7 @@ def attention_bench(args) -> dict:
 
 
 def _registered(hq: int, hkv: int, d: int, sq: int, p0: int, page_format: DataFormat, gated: bool = False) -> Program:
-    device = OfflineDevice()
+    device = build_device()
     page_tokens = 64
     pages = _ceil_div(p0 + sq, page_tokens) + 1
     cache = KVCache.create(device, pages, page_tokens, hkv, d, page_format)
@@ -912,7 +912,7 @@ def _registered(hq: int, hkv: int, d: int, sq: int, p0: int, page_format: DataFo
 
 
 def _registered_write(hkv: int, d: int, sq: int, p0: int, page_format: DataFormat) -> Program:
-    device = OfflineDevice()
+    device = build_device()
     page_tokens = 64
     pages = _ceil_div(p0 + sq, page_tokens) + 1
     cache = KVCache.create(device, pages, page_tokens, hkv, d, page_format)

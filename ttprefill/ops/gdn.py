@@ -1547,15 +1547,13 @@ class _CombinedReport:
 # ------------------------------------------------------------------------------------------------
 # Representative programs for the checks against the real ttnn (tests/host)
 
-from ttprefill.ops.registry import register  # noqa: E402
+from ttprefill.ops.registry import build_device, register  # noqa: E402
 
 
 def _offline_layer(tokens: int, dims: LayerDims, chunk: int, checkpoints: int = 0, fused: bool = False):
     """The layer core's programs on an offline device: conv, gates, gate vectors, then with fused=False
     the preparation and the sequential pass (indices 3 and 4), with fused=True the fused scan (3)."""
-    from ttprefill.device.offline_device import OfflineDevice
-
-    device = OfflineDevice()
+    device = build_device()
     t = allocate_layer_tensors(device, dims, tokens, chunk, checkpoints)
     return layer_programs(device, dims, tokens, chunk, t, list(range(checkpoints)), fused=fused)
 

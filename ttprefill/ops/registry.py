@@ -12,11 +12,33 @@ check them (ttprefill.device.ttnn_checks). Keep the functions cheap: no kernel r
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from ttprefill.device.program import Program
 
 TEST_PROGRAMS: dict[str, Callable[[], Program]] = {}
+_build_device: list[object] = []  # innermost `building_on` device last
+
+
+def build_device():
+    """The device registered builders allocate their tensors on: an OfflineDevice, unless a caller
+    runs them on a real backend inside `building_on(device)` (the mock-cluster tier does, so the
+    programs carry that device's real addresses and NoC coordinates)."""
+    if _build_device:
+        return _build_device[-1]
+    from ttprefill.device.offline_device import OfflineDevice
+
+    return OfflineDevice()
+
+
+@contextmanager
+def building_on(device) -> Iterator[None]:
+    _build_device.append(device)
+    try:
+        yield
+    finally:
+        _build_device.pop()
 
 
 def register(name: str) -> Callable[[Callable[[], Program]], Callable[[], Program]]:

@@ -50,14 +50,14 @@ def _elf_symbol(path: str, wanted: str) -> int | None:
 
 
 def _text_address(args: list[str]) -> int:
-    """Where the kernel's linker script places .text: a fixed address, or the end of the firmware's text."""
+    """Where the kernel's linker script places .text: at a literal address, or at a symbol the
+    firmware it links against defines (the end of the firmware's text, or its region's start)."""
     script = next((a[2:] for a in args if a.startswith("-T")), None)
-    if script:
-        fixed = re.search(r"^\s*\.text\s+(0x[0-9A-Fa-f]+)\s*:", open(script).read(), re.M)
-        if fixed:
-            return int(fixed.group(1), 16)
+    where = re.search(r"^\s*\.text\s+([^:]+?)\s*:", open(script).read(), re.M) if script else None
+    if where and re.fullmatch(r"0x[0-9A-Fa-f]+|\d+", where.group(1)):
+        return int(where.group(1), 0)
     firmware = next((a.split("=", 1)[1] for a in args if a.startswith("-Wl,--just-symbols=")), None)
-    value = _elf_symbol(firmware, "__fw_export_text_end") if firmware else None
+    value = _elf_symbol(firmware, where.group(1)) if where and firmware else None
     if value is None:
         raise SystemExit(f"stand-in compiler: cannot tell where .text goes for {args}")
     return value
