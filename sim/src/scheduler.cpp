@@ -472,6 +472,16 @@ uint32_t Scheduler::cb_read_ptr(int cb) {
 }
 
 uint32_t Scheduler::cb_page_size(int cb) { return cb_of(cb, "get_tile_size").page_size; }
+uint32_t Scheduler::cb_fifo(int cb, CbFifo field) {
+    CircularBuffer& c = cb_of(cb, "get_local_cb_interface");
+    switch (field) {
+        case CbFifo::Base: return me().core->l1_base + c.l1_offset;
+        case CbFifo::NumPages: return c.num_pages;
+        case CbFifo::PagesPushed: return uint32_t(c.pushed);
+        case CbFifo::PagesPopped: return uint32_t(c.popped);
+    }
+    raise("get_local_cb_interface: unknown field");
+}
 uint32_t Scheduler::cb_data_format(int cb) { return uint32_t(cb_of(cb, "get_dataformat").format); }
 
 // ---------------------------------------------------------------- identity and addresses
@@ -764,6 +774,21 @@ void Scheduler::semaphore_set_multicast(uint32_t src_local, uint64_t mcast, uint
     for (Core* c : multicast_targets(mcast, include_self, num_dests, "noc_semaphore_set_multicast")) {
         std::memmove(c->l1 + off, me().core->l1 + src_off, 4);
         c->sem_time[uint32_t(off)] = me().clock + noc_latency(c->xy.x, c->xy.y);
+    }
+    advance(timing::kNocIssueCycles);
+}
+
+void Scheduler::semaphore_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t num_dests) {
+    ++counters_.api_calls;
+    uint64_t off = noc_local_of(mcast);
+    if (off + 4 > kL1Bytes) raise("noc_semaphore_inc_multicast: destination past the end of L1");
+    for (Core* c : multicast_targets(mcast, false, num_dests, "noc_semaphore_inc_multicast")) {
+        uint32_t v;
+        std::memcpy(&v, c->l1 + off, 4);
+        v += incr;
+        std::memcpy(c->l1 + off, &v, 4);
+        uint64_t& t = c->sem_time[uint32_t(off)];
+        t = std::max(t, me().clock + noc_latency(c->xy.x, c->xy.y));
     }
     advance(timing::kNocIssueCycles);
 }

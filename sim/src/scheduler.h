@@ -202,6 +202,8 @@ public:
     void zone_begin(const char* name) override;
     void zone_end() override;
     void fail(const char* call, const char* message) override;
+    uint32_t cb_fifo(int cb, CbFifo field) override;
+    void semaphore_inc_multicast(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests) override;
 
     static void fiber_trampoline(unsigned lo, unsigned hi);
 

@@ -191,6 +191,8 @@ class Kernel:
     role: Role
     cores: CoreRangeSet
     compile_time_args: list[int] = field(default_factory=list)
+    # get_named_compile_time_arg_val("name") in the kernel (ttnn.KernelDescriptor.named_compile_time_args)
+    named_compile_time_args: dict[str, int] = field(default_factory=dict)
     defines: dict[str, str] = field(default_factory=dict)
     runtime_args: dict[CoreCoord, list[int]] = field(default_factory=dict)
     common_runtime_args: list[int] = field(default_factory=list)

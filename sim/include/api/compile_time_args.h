@@ -1,4 +1,6 @@
 // Compile-time arguments arrive as -DKERNEL_COMPILE_TIME_ARGS=a,b,c (as tt-metal's JIT passes them).
+// Named ones arrive as KERNEL_COMPILE_TIME_ARG_MAP, a list of {"name", value} pairs defined by a
+// header the JIT generates and force-includes (ttprefill/device/jit.py), as tt-metal's JIT does.
 #pragma once
 
 #include <array>
@@ -24,3 +26,30 @@ constexpr uint32_t get_ct_arg() {
 }
 
 #define get_compile_time_arg_val(arg_idx) get_ct_arg<arg_idx>()
+
+#ifdef KERNEL_COMPILE_TIME_ARG_MAP
+#include <string_view>
+#include <utility>
+
+namespace {
+constexpr std::pair<std::string_view, uint32_t> named_args_map[] = {KERNEL_COMPILE_TIME_ARG_MAP};
+}
+
+// Not constexpr on purpose: reaching it while evaluating a constant (the usual use) is a compile
+// error that names it; reached at run time it stops the run.
+inline uint32_t named_compile_time_arg_not_found() {
+    TTSIM->fail("get_named_compile_time_arg_val", "no named compile-time argument of that name was given");
+    return 0;
+}
+
+constexpr uint32_t get_named_ct_arg(std::string_view name) {
+    for (const auto& [arg_name, arg_value] : named_args_map) {
+        if (name == arg_name) {
+            return arg_value;
+        }
+    }
+    return named_compile_time_arg_not_found();
+}
+
+constexpr uint32_t get_named_compile_time_arg_val(std::string_view name) { return get_named_ct_arg(name); }
+#endif

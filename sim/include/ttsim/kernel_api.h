@@ -53,6 +53,9 @@ enum class SfpuOp : uint32_t {
     Count
 };
 
+// What cb_fifo reports about a circular buffer.
+enum class CbFifo : uint32_t { Base = 0, NumPages, PagesPushed, PagesPopped };
+
 // One elementwise SFPU function. DST elements are 32-bit words: fp32 bits for float data, the raw
 // integer for Int32/UInt32/UInt16 data. `fn` maps the n_in input words of one element position to
 // the output word; params[0..4) are the call's parameters, params[4..8) its init's.
@@ -174,6 +177,12 @@ public:
 
     // ---- anything else: stop the run with a message naming the call
     virtual void fail(const char* call, const char* message) = 0;
+
+    // ---- a circular buffer's fifo state as tt-metal's LocalCBInterface exposes it to kernels
+    // (get_local_cb_interface): L1 addresses in bytes, page counts since the program started.
+    virtual uint32_t cb_fifo(int cb, CbFifo field) = 0;
+    // A NoC atomic increment of the same semaphore word in every core of a multicast rectangle.
+    virtual void semaphore_inc_multicast(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests) = 0;
 };
 
 }  // namespace ttsim

@@ -7,7 +7,19 @@
 
 #include "api/compile_time_args.h"
 #include "api/tensor/tensor_accessor.h"
+#include "internal/circular_buffer_interface.h"
 #include "ttsim/common.h"
+
+// Wormhole NoC constants kernels use by name.
+#ifndef NOC_MAX_BURST_SIZE
+#define NOC_MAX_BURST_SIZE 8192  // 256 words of 32 bytes per packet
+#endif
+#ifndef NOC_UNICAST_WRITE_VC
+#define NOC_UNICAST_WRITE_VC 1
+#endif
+#ifndef NOC_MULTICAST_WRITE_VC
+#define NOC_MULTICAST_WRITE_VC 4
+#endif
 
 // ---- arguments
 template <typename T>
@@ -202,6 +214,15 @@ inline void noc_async_writes_flushed(uint8_t noc = noc_index) {
     (void)noc;
     TTSIM->noc_writes_flushed();
 }
+// Posted writes are tracked with the others: flushed when every write of this kernel has left.
+inline void noc_async_posted_writes_flushed(uint8_t noc = noc_index) {
+    (void)noc;
+    TTSIM->noc_writes_flushed();
+}
+// The simulator applies a semaphore increment when it is issued and books its arrival time at the
+// target (what a waiter there sees), so no acknowledgement is outstanding and the barrier has nothing
+// to wait for.
+inline void noc_async_atomic_barrier(uint8_t noc_idx = noc_index) { (void)noc_idx; }
 inline void noc_async_full_barrier(uint8_t noc_idx = noc_index) {
     (void)noc_idx;
     TTSIM->noc_read_barrier();
@@ -227,6 +248,13 @@ FORCE_INLINE void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t noc_id
     (void)noc_id;
     (void)vc;
     TTSIM->semaphore_inc(addr, incr);
+}
+template <bool posted = false>
+FORCE_INLINE void noc_semaphore_inc_multicast(
+    uint64_t addr, uint32_t incr, uint32_t num_dests, uint8_t noc_id = noc_index, uint8_t vc = NOC_MULTICAST_WRITE_VC) {
+    (void)noc_id;
+    (void)vc;
+    TTSIM->semaphore_inc_multicast(addr, incr, num_dests);
 }
 inline void noc_semaphore_set_remote(std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr, uint8_t noc = noc_index) {
     (void)noc;

@@ -1,0 +1,329 @@
+// The object form of the data-movement API (api/dataflow/noc.h in TT-Metalium): a Noc issues reads,
+// writes and multicasts between endpoints (a TensorAccessor page, a DataflowBuffer, a CoreLocalMem, a
+// unicast/multicast core address, ...). What an endpoint means as a source or destination is told by
+// its noc_traits_t specialisation, next to the endpoint type, exactly as in tt-metal; the transfers
+// then go through the same simulator calls as noc_async_read / noc_async_write, so they share their
+// checks and modeled cost.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "api/dataflow/dataflow_api.h"
+#include "api/dataflow/dfb_access.h"
+
+template <typename DSpecT>
+struct TensorAccessor;
+
+struct UnicastEndpoint;
+struct MulticastEndpoint;
+class CircularBuffer;
+
+// Offsets into a DataflowBuffer's current page, for the DataflowBuffer overloads.
+struct DataflowBufferArgs {
+    uint32_t offset_bytes{};
+};
+
+template <typename T>
+struct noc_traits_t {
+    static_assert(sizeof(T) == 0, "NoC transactions are not supported for this type");
+};
+
+template <>
+struct noc_traits_t<UnicastEndpoint>;
+template <>
+struct noc_traits_t<MulticastEndpoint>;
+
+template <typename T>
+inline constexpr bool noc_zero_l1_endpoint_v = false;
+
+template <typename T>
+inline constexpr bool is_scratchpad_v = false;
+
+#define NOC_TRANSFER_INLINE
+
+namespace ttsim::detail {
+// The simulator's NoC address layout (sim/src/device.h): the L1 offset or DRAM address in the low 36
+// bits, then x and y in 6 bits each.
+constexpr int kNocCoordShift = 36;
+inline uint32_t noc_x_of(uint64_t noc_addr) { return uint32_t((noc_addr >> kNocCoordShift) & 0x3f); }
+inline uint32_t noc_y_of(uint64_t noc_addr) { return uint32_t((noc_addr >> (kNocCoordShift + 6)) & 0x3f); }
+}  // namespace ttsim::detail
+
+enum class NocOptions : uint32_t {
+    DEFAULT = 0,
+    TXN_ID = 1u << 0,
+    POSTED = 1u << 1,
+    CUSTOM_VC = 1u << 2,
+    MCAST_INCL_SRC = 1u << 3,
+    INLINE_L1 = 1u << 4,
+    INLINE_REG = 1u << 5,
+};
+
+constexpr NocOptions operator|(NocOptions a, NocOptions b) noexcept {
+    return static_cast<NocOptions>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));
+}
+
+constexpr bool has_flag(NocOptions opts, NocOptions flag) noexcept {
+    return (static_cast<uint32_t>(opts) & static_cast<uint32_t>(flag)) != 0;
+}
+
+struct NocOptVals {
+    uint32_t vc = NOC_UNICAST_WRITE_VC;
+    uint32_t trid = 0;
+};
+
+// Virtual channels, transaction ids and posted writes change how the device orders and acknowledges
+// packets, not what lands where. The simulator completes every transfer in issue order and tracks one
+// outstanding-read and one outstanding-write time per kernel, so a barrier on one transaction id waits
+// for all of this kernel's transfers (never less than the device would wait).
+class Noc {
+public:
+    enum class AddressType { NOC, LOCAL_L1 };
+
+    static constexpr uint32_t INVALID_TXN_ID = 0xFFFFFFFF;
+
+private:
+    template <typename T>
+    using src_args_t = typename noc_traits_t<T>::src_args_type;
+    template <typename T>
+    using dst_args_t = typename noc_traits_t<T>::dst_args_type;
+    template <typename T>
+    using dst_args_mcast_t = typename noc_traits_t<T>::dst_args_mcast_type;
+
+    // L1 has a single (cached) view on Wormhole: an address is its own NoC-usable address.
+    static uint32_t l1_cached_view(uint32_t addr) { return addr; }
+
+    friend struct noc_traits_t<UnicastEndpoint>;
+    friend struct noc_traits_t<MulticastEndpoint>;
+
+    template <AddressType address_type, typename Src>
+    auto src_address(const Src& src, const src_args_t<Src>& args) const {
+        auto a = noc_traits_t<Src>::template src_addr<address_type>(src, *this, args);
+        if constexpr (address_type == AddressType::LOCAL_L1) {
+            return static_cast<uint32_t>(a);
+        } else {
+            return static_cast<uint64_t>(a);
+        }
+    }
+    template <AddressType address_type, typename Dst>
+    auto dst_address(const Dst& dst, const dst_args_t<Dst>& args) const {
+        auto a = noc_traits_t<Dst>::template dst_addr<address_type>(dst, *this, args);
+        if constexpr (address_type == AddressType::LOCAL_L1) {
+            return static_cast<uint32_t>(a);
+        } else {
+            return static_cast<uint64_t>(a);
+        }
+    }
+
+public:
+    Noc() : noc_id_(noc_index) {}
+    explicit Noc(uint8_t noc_id) : noc_id_(noc_id) {}
+
+    uint8_t get_noc_id() const { return noc_id_; }
+
+    bool is_local_bank(uint32_t virtual_x, uint32_t virtual_y) const {
+        return virtual_x == TTSIM->my_noc_x() && virtual_y == TTSIM->my_noc_y();
+    }
+
+    bool is_local_addr(const uint64_t noc_addr) const {
+        return ttsim::detail::noc_x_of(noc_addr) == TTSIM->my_noc_x() &&
+               ttsim::detail::noc_y_of(noc_addr) == TTSIM->my_noc_y();
+    }
+
+    template <
+        NocOptions opts = NocOptions::DEFAULT,
+        uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
+        bool enable_noc_tracing = true,
+        typename Src,
+        typename Dst>
+    NOC_TRANSFER_INLINE void async_read(
+        const Src& src,
+        const Dst& dst,
+        uint32_t size_bytes,
+        const src_args_t<Src>& src_args,
+        const dst_args_t<Dst>& dst_args,
+        const NocOptVals& noc_opts = {}) const {
+        (void)noc_opts;
+        const uint32_t dst_addr = dst_address<AddressType::LOCAL_L1>(dst, dst_args);
+        const uint64_t src_addr = src_address<AddressType::NOC>(src, src_args);
+        noc_async_read<max_page_size, enable_noc_tracing>(src_addr, dst_addr, size_bytes, noc_id_);
+    }
+
+    // The stateful forms keep the NoC coordinates in the command buffer so each later transfer only
+    // sends the local part of the address; the API requires the later sources to sit at the same NoC
+    // location, so the simulator issues each transfer with its full address (same bytes, same cost
+    // model as an ordinary read).
+    template <NocOptions opts = NocOptions::DEFAULT, uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, typename Src>
+    void set_async_read_state(
+        const Src& src, uint32_t size_bytes, const src_args_t<Src>& src_args, const NocOptVals& noc_opts = {}) const {
+        (void)src;
+        (void)size_bytes;
+        (void)src_args;
+        (void)noc_opts;
+    }
+
+    template <
+        NocOptions opts = NocOptions::DEFAULT,
+        uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
+        typename Src,
+        typename Dst>
+    void async_read_with_state(
+        const Src& src,
+        const Dst& dst,
+        uint32_t size_bytes,
+        const src_args_t<Src>& src_args,
+        const dst_args_t<Dst>& dst_args,
+        const NocOptVals& noc_opts = {}) const {
+        async_read<opts, max_page_size>(src, dst, size_bytes, src_args, dst_args, noc_opts);
+    }
+
+    template <
+        NocOptions opts = NocOptions::DEFAULT,
+        uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
+        bool enable_noc_tracing = true,
+        typename Src,
+        typename Dst>
+    NOC_TRANSFER_INLINE void async_write(
+        const Src& src,
+        const Dst& dst,
+        uint32_t size_bytes,
+        const src_args_t<Src>& src_args,
+        const dst_args_t<Dst>& dst_args,
+        const NocOptVals& noc_opts = {}) const {
+        (void)noc_opts;
+        const uint32_t src_addr = src_address<AddressType::LOCAL_L1>(src, src_args);
+        const uint64_t dst_addr = dst_address<AddressType::NOC>(dst, dst_args);
+        noc_async_write<max_page_size, enable_noc_tracing, has_flag(opts, NocOptions::POSTED)>(
+            src_addr, dst_addr, size_bytes, noc_id_);
+    }
+
+    template <
+        NocOptions opts = NocOptions::DEFAULT,
+        uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
+        bool enable_noc_tracing = true,
+        typename Src,
+        typename Dst>
+    void async_write_multicast(
+        const Src& src,
+        const Dst& dst,
+        uint32_t size_bytes,
+        uint32_t num_dsts,
+        const src_args_t<Src>& src_args,
+        const dst_args_mcast_t<Dst>& dst_args,
+        bool linked = false) const {
+        static_assert(!has_flag(opts, NocOptions::TXN_ID), "Mcasts with transaction id are not supported yet");
+        static_assert(!has_flag(opts, NocOptions::POSTED), "Mcasts with posted transactions are not supported");
+        const uint32_t src_addr = src_address<AddressType::LOCAL_L1>(src, src_args);
+        const uint64_t dst_addr = noc_traits_t<Dst>::template dst_addr_mcast<AddressType::NOC>(dst, *this, dst_args);
+        if constexpr (has_flag(opts, NocOptions::MCAST_INCL_SRC)) {
+            noc_async_write_multicast_loopback_src(src_addr, dst_addr, size_bytes, num_dsts, linked, noc_id_);
+        } else {
+            noc_async_write_multicast<max_page_size>(src_addr, dst_addr, size_bytes, num_dsts, linked, noc_id_);
+        }
+    }
+
+    template <NocOptions opts = NocOptions::DEFAULT, uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, typename Dst>
+    void set_async_write_state(
+        const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& dst_args, const NocOptVals& noc_opts = {}) const {
+        static_assert(!has_flag(opts, NocOptions::TXN_ID), "NocOptions::TXN_ID is not supported for set_async_write_state");
+        (void)dst;
+        (void)size_bytes;
+        (void)dst_args;
+        (void)noc_opts;
+    }
+
+    template <
+        NocOptions opts = NocOptions::DEFAULT,
+        uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1,
+        typename Src,
+        typename Dst>
+    void async_write_with_state(
+        const Src& src,
+        const Dst& dst,
+        uint32_t size_bytes,
+        const src_args_t<Src>& src_args,
+        const dst_args_t<Dst>& dst_args,
+        const NocOptVals& noc_opts = {}) const {
+        static_assert(!has_flag(opts, NocOptions::TXN_ID), "NocOptions::TXN_ID is not supported for async_write_with_state");
+        async_write<opts, max_page_size>(src, dst, size_bytes, src_args, dst_args, noc_opts);
+    }
+
+    template <NocOptions opts = NocOptions::DEFAULT, typename Dst>
+    void inline_dw_write(
+        const Dst& dst, uint32_t val, const dst_args_t<Dst>& dst_args, uint8_t be = 0xF,
+        const NocOptVals& noc_opts = {}) const {
+        (void)dst;
+        (void)val;
+        (void)dst_args;
+        (void)be;
+        (void)noc_opts;
+        TTSIM->fail("Noc::inline_dw_write", "not modeled by the simulator: it has no inline (register-sourced) NoC write");
+    }
+
+    bool is_read_trid_flushed(uint32_t trid) const {
+        (void)trid;
+        TTSIM->fail("Noc::is_read_trid_flushed",
+                    "not modeled by the simulator: it tracks outstanding reads per kernel, not per transaction id");
+        return false;
+    }
+
+    template <NocOptions opts = NocOptions::DEFAULT>
+    void async_read_barrier(const NocOptVals& noc_opts = {}) const {
+        (void)noc_opts;
+        noc_async_read_barrier(noc_id_);
+    }
+
+    template <NocOptions opts = NocOptions::DEFAULT>
+    void async_write_barrier(const NocOptVals& noc_opts = {}) const {
+        (void)noc_opts;
+        noc_async_write_barrier(noc_id_);
+    }
+
+    template <NocOptions opts = NocOptions::DEFAULT>
+    void async_writes_flushed(const NocOptVals& noc_opts = {}) const {
+        (void)noc_opts;
+        if constexpr (has_flag(opts, NocOptions::POSTED)) {
+            static_assert(!has_flag(opts, NocOptions::TXN_ID), "Posted writes flushed does not support TXN_ID");
+            noc_async_posted_writes_flushed(noc_id_);
+        } else {
+            noc_async_writes_flushed(noc_id_);
+        }
+    }
+
+    void async_atomic_barrier() const { noc_async_atomic_barrier(noc_id_); }
+
+    void async_full_barrier() const { noc_async_full_barrier(noc_id_); }
+
+    template <typename Dst>
+    void async_write_zeros(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& args = {}) const {
+        (void)dst;
+        (void)size_bytes;
+        (void)args;
+        TTSIM->fail("Noc::async_write_zeros", "not modeled by the simulator yet");
+    }
+
+    template <typename DSpecT, typename Scratch>
+    void async_write_zeros(
+        const ::TensorAccessor<DSpecT>& accessor,
+        uint32_t size_bytes,
+        const dst_args_t<::TensorAccessor<DSpecT>>& args,
+        const Scratch& scratch) const {
+        (void)accessor;
+        (void)size_bytes;
+        (void)args;
+        (void)scratch;
+        TTSIM->fail("Noc::async_write_zeros", "not modeled by the simulator yet");
+    }
+
+    void write_zeros_l1_barrier() const {
+        TTSIM->fail("Noc::write_zeros_l1_barrier", "not modeled by the simulator yet (async_write_zeros is not)");
+    }
+
+    void write_zeros_dram_barrier() const {
+        TTSIM->fail("Noc::write_zeros_dram_barrier", "not modeled by the simulator yet (async_write_zeros is not)");
+    }
+
+private:
+    uint8_t noc_id_;
+};

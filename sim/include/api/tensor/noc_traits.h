@@ -1,0 +1,34 @@
+// How a TensorAccessor takes part in a Noc transfer (api/tensor/noc_traits.h): a page of the tensor,
+// plus a byte offset into it, as a source or a destination. The simulator's tensors live in DRAM, so
+// an accessor is always a remote (NoC) endpoint.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "api/dataflow/noc.h"
+#include "api/tensor/tensor_accessor.h"
+
+template <typename DSpecT>
+struct noc_traits_t<TensorAccessor<DSpecT>> {
+    struct src_args_type {
+        uint32_t page_id{};
+        uint32_t offset_bytes = 0;
+    };
+    struct dst_args_type {
+        uint32_t page_id{};
+        uint32_t offset_bytes = 0;
+    };
+    template <Noc::AddressType address_type>
+    static auto src_addr(const TensorAccessor<DSpecT>& src, const Noc& noc, const src_args_type& args)
+        -> std::conditional_t<address_type == Noc::AddressType::LOCAL_L1, uint32_t, uint64_t> {
+        static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
+        return src.get_noc_addr(args.page_id, args.offset_bytes, noc.get_noc_id());
+    }
+    template <Noc::AddressType address_type>
+    static auto dst_addr(const TensorAccessor<DSpecT>& dst, const Noc& noc, const dst_args_type& args)
+        -> std::conditional_t<address_type == Noc::AddressType::LOCAL_L1, uint32_t, uint64_t> {
+        static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
+        return dst.get_noc_addr(args.page_id, args.offset_bytes, noc.get_noc_id());
+    }
+};
