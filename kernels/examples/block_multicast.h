@@ -11,7 +11,7 @@ constexpr uint32_t kValid = 1;
 constexpr uint32_t kInvalid = 0;
 
 struct Rect {
-    uint32_t x0, y0, x1, y1;  // NoC coordinates of the receivers' rectangle
+    uint32_t x0, y0, x1, y1;  // NoC coordinates of the receivers' rectangle, from the corner the sender's NoC reaches first
 };
 
 // Sender side: the block at `l1` (bytes long) goes to every receiver's same address.

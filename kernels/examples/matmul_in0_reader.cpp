@@ -4,7 +4,8 @@
 // Compile-time args: TensorAccessorArgs of A at 0.
 // Runtime args: 0 A address, 1 Kt (A's width in tiles), 2 number of k blocks, 3 Kb (tiles per k block),
 //   4 Mb (tile rows per core), 5 first tile row of this core, 6 is_sender, 7-8 sender NoC x/y,
-//   9-12 multicast rectangle NoC x0, y0, x1, y1 (the row's receivers), 13 number of receivers,
+//   9-12 multicast rectangle NoC start x, y, end x, y (the row's receivers; this kernel multicasts on
+//   NoC 1, so start is the rectangle's high corner and end its low one), 13 number of receivers,
 //   14 semaphore id "receiver ready", 15 semaphore id "block valid".
 // CBs: c_0 in0 block (Mb x Kb tiles, row-major).
 #include "api/dataflow/dataflow_api.h"

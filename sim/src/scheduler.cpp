@@ -653,7 +653,21 @@ std::vector<Core*> Scheduler::multicast_targets(uint64_t mcast, bool include_sel
                                                 const char* what) {
     uint32_t x0 = noc_x_of(mcast), y0 = noc_y_of(mcast);
     uint32_t x1 = uint32_t((mcast >> kMcastEndShift) & 0x3f), y1 = uint32_t((mcast >> (kMcastEndShift + 6)) & 0x3f);
-    if (x0 > x1 || y0 > y1 || x1 >= uint32_t(kGridX) || y1 >= uint32_t(kGridY)) {
+    // A rectangle is named from the corner its NoC reaches first: NoC 0 runs towards higher
+    // coordinates, so it starts at the low corner; NoC 1 runs the other way and starts at the high
+    // one (tt-metal's program factories swap start and end for NoC 1). The wrong order hangs a card.
+    const bool noc1 = me().spec->role == RoleKind::Riscv1;
+    if (noc1 ? (x0 < x1 || y0 < y1) : (x0 > x1 || y0 > y1)) {
+        raise(std::string(what) + ": multicast rectangle (" + std::to_string(x0) + "," + std::to_string(y0) + ")-(" +
+              std::to_string(x1) + "," + std::to_string(y1) + ") issued on NoC " + (noc1 ? "1" : "0") +
+              " must start at its " + (noc1 ? "high" : "low") + " corner and end at its " + (noc1 ? "low" : "high") +
+              " one");
+    }
+    if (noc1) {
+        std::swap(x0, x1);
+        std::swap(y0, y1);
+    }
+    if (x1 >= uint32_t(kGridX) || y1 >= uint32_t(kGridY)) {
         raise(std::string(what) + ": multicast rectangle (" + std::to_string(x0) + "," + std::to_string(y0) + ")-(" +
               std::to_string(x1) + "," + std::to_string(y1) + ") is not inside the Tensix grid");
     }

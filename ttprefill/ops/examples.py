@@ -76,7 +76,9 @@ def matmul_program(device, a: DeviceTensor, b: DeviceTensor, c: DeviceTensor, gr
         row_hi = device.worker_noc_coord(CoreCoord(gx - 1, y))
         col_lo = device.worker_noc_coord(CoreCoord(x, 1 if gy > 1 else 0))
         col_hi = device.worker_noc_coord(CoreCoord(x, gy - 1))
-        in0.runtime_args[core] = [a.address, kt, num_kb, kb, mb, y * mb, int(x == 0), *row_sender, *row_lo, *row_hi,
+        # in0 multicasts on NoC 1 (its reader's NoC), which names a rectangle from the high corner to the
+        # low one; in1 multicasts on NoC 0, from low to high.
+        in0.runtime_args[core] = [a.address, kt, num_kb, kb, mb, y * mb, int(x == 0), *row_sender, *row_hi, *row_lo,
                                   gx - 1 if x == 0 else 0, SEM_IN0_READY, SEM_IN0_VALID]
         in1.runtime_args[core] = [b.address, c.address, nt, num_kb, kb, nb, x * nb, int(y == 0), *col_sender, *col_lo,
                                   *col_hi, gy - 1 if y == 0 else 0, SEM_IN1_READY, SEM_IN1_VALID, mb, y * mb, sub_h,
