@@ -87,3 +87,42 @@ def test_subblocks_and_granularities_follow_the_factorys_rules():
 def test_scale_is_passed_as_fp32_bits_of_one_over_sqrt_d():
     _, _, k = build(SHAPES[0])
     assert k[Role.COMPUTE].compile_time_args[21] == 0x3E000000  # 1/sqrt(64) = 0.125
+
+
+NULL_ACCESSOR_KERNEL = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    constexpr auto present = TensorAccessorArgs<0>();
+    constexpr auto absent = TensorAccessorArgs<present.next_compile_time_args_offset()>();
+    const auto src = TensorAccessor(present, get_arg_val<uint32_t>(0));
+    const auto mask = TensorAccessor(absent, 0);  // declared unconditionally, as sdpa's reader does
+    noc_async_read_page(0, src, get_write_ptr(0));
+    noc_async_read_barrier();
+    if (get_arg_val<uint32_t>(1)) {
+        noc_async_read_page(0, mask, get_write_ptr(0));
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("touch_absent", [False, True])
+def test_absent_tensor_accessor_args_compile_and_fail_only_when_read(sim, tmp_path, touch_absent):
+    # sdpa passes TensorAccessorArgs(nullptr) (config word 0) for its absent mask, page table, sink, ...
+    from ttprefill.device.program import CircularBuffer, CoreRangeSet, DataFormat, Kernel, Program
+    from ttprefill.device.sim_device import SimError
+
+    source = tmp_path / "null_accessor.cpp"
+    source.write_text(NULL_ACCESSOR_KERNEL)
+    x = sim.allocate((32, 32), DataFormat.Float16_b)
+    cores = CoreRangeSet.of([(0, 0)])
+    kernel = Kernel(source, Role.RISCV_0, cores, x.accessor_args() + sdpa.NULL_ACCESSOR)
+    kernel.runtime_args[cores.cores()[0]] = [x.address, int(touch_absent)]
+    program = Program([kernel], [CircularBuffer(0, DataFormat.Float16_b, 2048, 1, cores)])
+    try:
+        if touch_absent:
+            with pytest.raises(SimError, match="absent tensor"):
+                sim.run(program)
+        else:
+            sim.run(program)
+    finally:
+        sim.free(x)

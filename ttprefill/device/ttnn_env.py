@@ -116,6 +116,7 @@ def package_root() -> Path:
 # the hardware's version.
 UPSTREAM_HELPER_INCLUDE_SUBDIRS = (
     Path("."),
+    Path("ttnn"),  # "cpp/ttnn/operations/..." (the sdpa kernels' spelling)
     Path("ttnn") / "cpp",
     Path("tt_metal") / "api",
     Path("tt_metal") / "hostdevcommon" / "api",

@@ -30,6 +30,9 @@ struct TensorAccessor {
 
     std::uint64_t get_noc_addr(const uint32_t page_id, const uint32_t offset = 0, uint8_t noc = noc_index) const {
         (void)noc;
+        if constexpr (DSpec::is_null) {
+            TTSIM->fail("TensorAccessor", "read or write through the accessor of an absent tensor (its args are null)");
+        }
         return TTSIM->dram_page_noc_addr(bank_base_address, page_id, aligned_page_size, offset);
     }
     uint32_t get_aligned_page_size() const { return aligned_page_size; }
