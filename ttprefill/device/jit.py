@@ -134,8 +134,9 @@ class BuildRequest:
     named_compile_time_args: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def of(cls, kernel: Kernel) -> "BuildRequest":
+    def of(cls, kernel: Kernel, generated_defines: dict[str, str] | None = None) -> "BuildRequest":
         defines = dict(kernel.defines)
+        defines.update(generated_defines or {})
         defines.update(role_defines(kernel.role, kernel.compute_config))
         named = tuple((str(n), int(v)) for n, v in kernel.named_compile_time_args.items())
         return cls(kernel.source.resolve(), kernel.role, tuple(int(a) for a in kernel.compile_time_args),
@@ -177,11 +178,32 @@ class JitStats:
 STATS = JitStats()
 
 
-def build(kernel: Kernel) -> Path:
-    """Return the shared object for a kernel, compiling it only if the cache lacks it."""
+# ---- compute-kernel descriptors --------------------------------------------------------------------
+# tt-metal's JIT bakes each CB's data format into a compute kernel (unpack_src_format, pack_dst_format,
+# ... of its generated chlkc_*.h); sim/include/chlkc_descriptors.h derives those arrays from one define.
+NO_CB_FORMAT = 255
+
+
+def cb_format_defines(kernel: Kernel, circular_buffers) -> dict[str, str]:
+    """The data format of each CB index on the kernel's cores, for a compute kernel; nothing otherwise."""
+    if kernel.role is not Role.COMPUTE:
+        return {}
+    formats = [NO_CB_FORMAT] * 32
+    cores = set(kernel.cores.cores())
+    for cb in circular_buffers:
+        if cores & set(cb.cores.cores()):
+            formats[cb.index] = int(cb.data_format)
+    return {"TTSIM_CB_FORMATS": ",".join(str(f) for f in formats)}
+# ------------------------------------------------------------------------------------------------------
+
+
+def build(kernel: Kernel, circular_buffers=()) -> Path:
+    """Return the shared object for a kernel, compiling it only if the cache lacks it.
+
+    circular_buffers: the program's CBs, whose formats a compute kernel is built with."""
     import time
 
-    request = BuildRequest.of(kernel)
+    request = BuildRequest.of(kernel, cb_format_defines(kernel, circular_buffers))
     out = cache_dir() / f"{request.source.stem}-{request.digest()}.so"
     if out.exists():
         STATS.cached += 1

@@ -67,9 +67,10 @@ enum class DataFormat : uint8_t {
 
 enum class ProgrammableCoreType { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2, COUNT = 3 };
 // The LLK enums (VectorMode, PoolType, ReduceDim, BroadcastType, ...) live in namespace ckernel as on the
-// device, where the firmware's LLK I/O headers also make the namespace visible to every kernel.
+// device; compute kernels see the whole namespace (api/compute/common_globals.h), the SFPU helpers here
+// take a VectorMode.
 #include "llk_defs.h"
-using namespace ckernel;
+using ckernel::VectorMode;
 // The faces an SFPU op covers in a vector mode (tt-llk's unary SFPU params: R = faces 0 and 1, the top 16
 // rows; C = faces 0 and 2, the left 16 columns; the others the whole tile), as a bit per face.
 inline uint32_t sfpu_faces(VectorMode mode) {
