@@ -145,6 +145,47 @@ inline float decode_bfp8(uint8_t code, uint8_t shared_exp) {
     return sign * float(magnitude) * std::ldexp(1.0f, int(shared_exp) - 127 - (BFP8_MAGNITUDE_BITS - 1));
 }
 
+// --- Bfp4_b ---------------------------------------------------------------------------------------
+// The same shared exponent per 16 values of a face row as Bfp8_b, but each value keeps a sign and a 3-bit
+// magnitude (no hidden bit), two values to a byte: value 2k in the low nibble of byte k, 2k+1 in the high
+// one (the nibble order sdpa's mask writer uses, eight values to a little-endian word). A tile is the 64
+// exponent bytes, then 512 bytes of value nibbles in face order.
+
+constexpr int BFP4_MAGNITUDE_BITS = 3;
+constexpr uint32_t BFP4_MAGNITUDE_MAX = (1u << BFP4_MAGNITUDE_BITS) - 1;   // 7
+constexpr int BFP4_DROP_BITS = 24 - BFP4_MAGNITUDE_BITS;                   // 21 of the 24-bit significand
+
+// Encode 16 fp32 bit patterns that share one exponent into 8 bytes of nibbles; returns the exponent.
+// Rounding as Bfp8_b's: nearest, ties to even, saturating; zeros and denormals flush, zero never signed.
+uint8_t encode_bfp4_row(const uint32_t* row, uint8_t* bytes) {
+    uint32_t shared = 0;
+    for (int j = 0; j < FACE_DIM; ++j) shared = std::max(shared, exponent_field(row[j]));
+    for (int j = 0; j < FACE_DIM; j += 2) bytes[j / 2] = 0;
+    for (int j = 0; j < FACE_DIM; ++j) {
+        const uint32_t exp = exponent_field(row[j]);
+        if (exp == 0) continue;
+        const uint32_t shift = shared - exp;
+        uint32_t significand = (row[j] & 0x7fffffu) | 0x800000u;
+        significand = shift >= 32 ? 0 : significand >> shift;
+        const uint32_t odd = (significand >> BFP4_DROP_BITS) & 1u;
+        uint32_t magnitude = (significand + ((1u << (BFP4_DROP_BITS - 1)) - 1) + odd) >> BFP4_DROP_BITS;
+        if (magnitude > BFP4_MAGNITUDE_MAX) magnitude = BFP4_MAGNITUDE_MAX;
+        const uint32_t nibble = magnitude == 0 ? 0 : ((row[j] >> 31) << BFP4_MAGNITUDE_BITS | magnitude);
+        bytes[j / 2] |= uint8_t(nibble << (4 * (j % 2)));
+    }
+    return uint8_t(shared);
+}
+
+// Magnitude 4 (the hidden bit alone) under exponent 255 is infinity, 5..7 NaN, as for Bfp8_b's 64.
+inline float decode_bfp4(uint8_t nibble, uint8_t shared_exp) {
+    const uint32_t magnitude = nibble & BFP4_MAGNITUDE_MAX;
+    const float sign = (nibble >> BFP4_MAGNITUDE_BITS) & 1u ? -1.0f : 1.0f;
+    if (shared_exp == 0xff && magnitude >= 4)
+        return magnitude == 4 ? sign * std::numeric_limits<float>::infinity()
+                              : std::copysign(std::numeric_limits<float>::quiet_NaN(), sign);
+    return sign * float(magnitude) * std::ldexp(1.0f, int(shared_exp) - 127 - (BFP4_MAGNITUDE_BITS - 1));
+}
+
 // --- Matrix unit ----------------------------------------------------------------------------------
 
 constexpr uint32_t SRCA_HI_MASK = 0xfff80000u;    // sign, exponent, hidden 1, top 4 mantissa bits
@@ -223,10 +264,12 @@ uint32_t tile_bytes(DataFormat f) {
         case DataFormat::Float32: return 4096;
         case DataFormat::Float16_b: return 2048;
         case DataFormat::Bfp8_b: return 1088;
+        case DataFormat::Bfp4_b: return BFP8_EXPONENT_BYTES + TILE_ELEMS / 2;  // 576
         case DataFormat::UInt32: return 4096;
     }
     throw std::invalid_argument("tile_bytes: unsupported DataFormat value " + std::to_string(int(f)) +
-                                "; the simulator stores Float32 (0), Float16_b (5), Bfp8_b (6) and UInt32 (24)");
+                                "; the simulator stores Float32 (0), Float16_b (5), Bfp8_b (6), Bfp4_b (7) and "
+                                "UInt32 (24)");
 }
 
 uint16_t bf16_bits(float x) {
@@ -260,6 +303,10 @@ void pack_tile(DataFormat f, const float* values, uint8_t* out) {
             for (int row = 0; row < BFP8_EXPONENT_BYTES; ++row)
                 out[row] = encode_bfp8_row(face_ordered + row * FACE_DIM, out + BFP8_EXPONENT_BYTES + row * FACE_DIM);
             return;
+        case DataFormat::Bfp4_b:
+            for (int row = 0; row < BFP8_EXPONENT_BYTES; ++row)
+                out[row] = encode_bfp4_row(face_ordered + row * FACE_DIM, out + BFP8_EXPONENT_BYTES + row * FACE_DIM / 2);
+            return;
     }
     tile_bytes(f);  // throws the unsupported-format error
 }
@@ -277,6 +324,11 @@ void unpack_tile(DataFormat f, const uint8_t* in, float* values) {
         case DataFormat::Bfp8_b:
             for (int i = 0; i < TILE_ELEMS; ++i)
                 face_ordered[i] = float_bits(decode_bfp8(in[BFP8_EXPONENT_BYTES + i], in[i / FACE_DIM]));
+            break;
+        case DataFormat::Bfp4_b:
+            for (int i = 0; i < TILE_ELEMS; ++i)
+                face_ordered[i] = float_bits(decode_bfp4(uint8_t(in[BFP8_EXPONENT_BYTES + i / 2] >> (4 * (i % 2))),
+                                                         in[i / FACE_DIM]));
             break;
         default:
             tile_bytes(f);  // throws the unsupported-format error

@@ -1,7 +1,7 @@
 // Numeric formats and matrix-unit arithmetic of a Wormhole B0 Tensix core, as the simulator models them.
 //
 // Two halves:
-//  * Tile byte formats (Float32, Float16_b, Bfp8_b, UInt32): how a 32x32 tile is laid out in L1/DRAM and
+//  * Tile byte formats (Float32, Float16_b, Bfp8_b, Bfp4_b, UInt32): how a 32x32 tile is laid out in L1/DRAM and
 //    how values are rounded when they are written in each format.
 //  * The matrix unit (FPU): what srcA/srcB hold for an operand, and how math fidelity splits each
 //    multiplication into 5-bit x 7-bit mantissa-slice phases.
@@ -13,7 +13,7 @@
 namespace ttsim {
 
 // tt::DataFormat numbering of the Wormhole headers (only the formats the simulator stores).
-enum class DataFormat : uint8_t { Float32 = 0, Float16_b = 5, Bfp8_b = 6, UInt32 = 24 };
+enum class DataFormat : uint8_t { Float32 = 0, Float16_b = 5, Bfp8_b = 6, Bfp4_b = 7, UInt32 = 24 };
 
 // tt-metal's MathFidelity values; the number of multiplier phases is the value, LoFi being 1.
 enum class MathFidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
@@ -22,7 +22,7 @@ constexpr int TILE_DIM = 32, FACE_DIM = 16, TILE_ELEMS = 1024;
 constexpr int FACE_ELEMS = FACE_DIM * FACE_DIM;                  // 256 values in one 16x16 face
 constexpr int BFP8_EXPONENT_BYTES = TILE_ELEMS / FACE_DIM;       // 64: one shared exponent per face row
 
-// Bytes of one 32x32 tile: 4096, 2048, 1088, 4096. Throws std::invalid_argument for any other value.
+// Bytes of one 32x32 tile: 4096, 2048, 1088, 576, 4096. Throws std::invalid_argument for any other value.
 uint32_t tile_bytes(DataFormat f);
 
 // Round an fp32 value to bfloat16, round-to-nearest, ties to even (NaN stays a quiet NaN with its sign,

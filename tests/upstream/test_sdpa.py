@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from kernel_text import accessor_count, accessor_start, compile_time_slots, offset_block_length, source
@@ -126,3 +127,22 @@ def test_absent_tensor_accessor_args_compile_and_fail_only_when_read(sim, tmp_pa
             sim.run(program)
     finally:
         sim.free(x)
+
+
+def test_bfp4_b_tiles_as_the_causal_mask_writer_lays_them_out():
+    # sdpa's causal mask CB is Bfp4_b: 64 shared-exponent bytes (one per face row), then one nibble per value
+    # (sign, 3-bit magnitude without hidden bit), value 2k in the low nibble of byte k. The writer stores
+    # exponent 0xFF with nibble 0xC for -inf and 0 for an open position.
+    from ttprefill import _sim
+
+    assert _sim.tile_bytes(7) == 576
+    mask = bytearray([0xFF] * 64 + [0] * 512)
+    mask[64] = 0xC0  # row 0: column 0 open, column 1 masked
+    values = np.asarray(_sim.unpack_tile(7, bytes(mask)))
+    assert values[0] == 0 and values[1] == -np.inf and not values[2:].any()
+    # 1.5, -0.5, 0.25 share exponent 127: magnitudes 6, 2 (negative), 1 in units of 2**-2.
+    x = np.zeros(1024, np.float32)
+    x[:3] = [1.5, -0.5, 0.25]
+    packed = bytes(_sim.pack_tile(7, x))
+    assert packed[0] == 127 and packed[64] == 0xA6 and packed[65] == 0x01
+    np.testing.assert_array_equal(np.asarray(_sim.unpack_tile(7, packed))[:4], [1.5, -0.5, 0.25, 0])
