@@ -3,7 +3,7 @@
 // (unpack_dst_format), as the packer reads it from DST (pack_src_format) and writes it to L1
 // (pack_dst_format), and each CB's tile shape. The simulator's JIT passes the program's CB formats in
 // as -DTTSIM_CB_FORMATS=f0,...,f31 (255 where a kernel's cores have no such CB); the derived formats
-// follow tt-metal's JIT rules for the formats the simulator stores (Float32, Float16_b, Bfp8_b, UInt32)
+// follow tt-metal's JIT rules for the formats the simulator stores (Float32, Float16_b, Bfp8_b, Bfp4_b, UInt32)
 // without unpack-to-dest overrides. Every CB holds 32x32 tiles of four 16x16 faces.
 #pragma once
 
@@ -39,6 +39,7 @@ constexpr uint16_t tile_size(uint8_t f) {
     return f == fmt(DataFormat::Float32) || f == fmt(DataFormat::UInt32) || f == fmt(DataFormat::Int32) ? 4096
            : f == fmt(DataFormat::Float16_b)                                                          ? 2048
            : f == fmt(DataFormat::Bfp8_b)                                                             ? 1088
+           : f == fmt(DataFormat::Bfp4_b)                                                             ? 576
                                                                                                       : 0;
 }
 template <typename T, typename F>
