@@ -179,15 +179,14 @@ STATS = JitStats()
 
 
 # ---- compute-kernel descriptors --------------------------------------------------------------------
-# tt-metal's JIT bakes each CB's data format into a compute kernel (unpack_src_format, pack_dst_format,
-# ... of its generated chlkc_*.h); sim/include/chlkc_descriptors.h derives those arrays from one define.
+# tt-metal's JIT bakes each CB's data format into every kernel of a program (unpack_src_format,
+# pack_dst_format, ... of its generated chlkc_*.h; data-movement kernels read them through
+# get_dataformat); sim/include/chlkc_descriptors.h derives those arrays from one define.
 NO_CB_FORMAT = 255
 
 
 def cb_format_defines(kernel: Kernel, circular_buffers) -> dict[str, str]:
-    """The data format of each CB index on the kernel's cores, for a compute kernel; nothing otherwise."""
-    if kernel.role is not Role.COMPUTE:
-        return {}
+    """The data format of each CB index on the kernel's cores (255 where there is none)."""
     formats = [NO_CB_FORMAT] * 32
     cores = set(kernel.cores.cores())
     for cb in circular_buffers:

@@ -7,6 +7,7 @@
 
 #include "api/compile_time_args.h"
 #include "api/tensor/tensor_accessor.h"
+#include "chlkc_descriptors.h"
 #include "internal/circular_buffer_interface.h"
 #include "ttsim/common.h"
 
@@ -55,7 +56,9 @@ inline uint8_t get_relative_logical_y() { return TTSIM->my_logical_y(); }
 inline void cb_push_back(const int32_t operand, const int32_t num_pages) { TTSIM->cb_push_back(operand, num_pages); }
 inline void cb_pop_front(int32_t operand, int32_t num_pages) { TTSIM->cb_pop_front(operand, num_pages); }
 inline std::int32_t get_tile_size(const std::int32_t operand) { return TTSIM->cb_page_size(operand); }
-inline DataFormat get_dataformat(const std::int32_t operand) { return DataFormat(TTSIM->cb_data_format(operand)); }
+// A CB's format as tt-metal's JIT bakes it into every kernel of the program (chlkc_descriptors.h), so
+// kernels can use it as a template argument.
+constexpr DataFormat get_dataformat(const std::int32_t operand) { return DataFormat(unpack_src_format[operand]); }
 inline uint32_t get_write_ptr(uint32_t operand) { return TTSIM->cb_write_ptr(operand); }
 inline uint32_t get_read_ptr(uint32_t operand) { return TTSIM->cb_read_ptr(operand); }
 inline bool cb_pages_reservable_at_back(int32_t operand, int32_t num_pages) {

@@ -16,6 +16,7 @@
 #include "api/debug/assert.h"
 #include "api/debug/waypoint.h"
 #include "api/lock.h"
+#include "chlkc_descriptors.h"
 #include "internal/circular_buffer_interface.h"
 #include "ttsim/common.h"
 
@@ -73,6 +74,11 @@ public:
 
     uint32_t get_entry_size() const { return TTSIM->cb_page_size(logical_dfb_id_); }
     uint32_t get_stride_size() const { return TTSIM->cb_page_size(logical_dfb_id_); }
+    // The tile shape tt-metal's JIT bakes into the kernel for this buffer (chlkc_descriptors.h).
+    uint32_t get_tile_size() const { return unpack_tile_size[logical_dfb_id_]; }
+    uint32_t get_tile_r_dim() const { return unpack_tile_r_dim[logical_dfb_id_]; }
+    uint32_t get_tile_c_dim() const { return unpack_tile_c_dim[logical_dfb_id_]; }
+    uint32_t get_tile_num_faces() const { return unpack_tile_num_faces[logical_dfb_id_]; }
     uint32_t get_total_num_entries() const { return TTSIM->cb_fifo(logical_dfb_id_, ttsim::CbFifo::NumPages); }
     uint32_t get_total_size_bytes() const { return get_entry_size() * get_total_num_entries(); }
 

@@ -1,0 +1,79 @@
+"""tt-metal's multi-core matmul (ttnn.matmul without a program config: the plain tiled, interleaved
+case), one output tile at a time per core.
+
+Kernels (ttnn 0.81.1, matmul/device/kernels/), as the matmul multi-core factory sets them up (mirrored
+from tt-metal's generic-op test of that factory, test_generic_op.cpp):
+    dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp   RISCV_1: for each output tile, the Kt tiles
+        of A's row and of B's column; compile-time args {last k-tile width, last k-tile height,
+        TensorAccessorArgs(A), TensorAccessorArgs(B)}, named args cb_in0 / cb_in1; runtime args
+        {A, B, Mt, Kt, Nt, MtKt, KtNt, batch, bcast_B, first output tile, output tiles, MtNt}
+    compute/bmm.cpp                                          matmul_tiles over Kt per output tile;
+        compile-time args {1, 1, Kt, output tiles of the core}, named args cb_in0 / cb_in1 / cb_out
+    eltwise/unary/.../writer_unary_interleaved_start_id.cpp  RISCV_0: compile-time args {c_16,
+        TensorAccessorArgs(out)}; runtime args {out, output tiles, first output tile}
+CBs c_0 (A's format) and c_1 (B's format) two tiles each, c_16 (the output's format) two tiles; output
+tiles split over the grid with split_work_to_cores, cores in column-major order (core i at
+(i / grid_y, i % grid_y)); compute config: HiFi4, bf16 DST (the factory's defaults), full DST sync.
+"""
+
+from __future__ import annotations
+
+from ttprefill.device.program import (
+    CircularBuffer,
+    ComputeConfig,
+    CoreRangeSet,
+    Kernel,
+    MathFidelity,
+    Program,
+    Role,
+)
+
+from . import kernel_path
+from .data_movement import UNARY_WRITER, split_work_to_cores
+
+READER = "matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
+COMPUTE = "matmul/device/kernels/compute/bmm.cpp"
+CB_IN0, CB_IN1, CB_OUT = 0, 1, 16
+TILE = 32
+
+
+def bmm_multicore_program(a, b, out, *, grid: tuple[int, int] = (1, 1),
+                          fidelity: MathFidelity = MathFidelity.HiFi4) -> Program:
+    """a [batch, M, K] @ b [batch or 1, K, N] -> out [batch, M, N], tiled DeviceTensors; a b of batch 1
+    is broadcast over a's batch (bcast_B)."""
+    batch = a.num_pages // (a.tiles_h * a.tiles_w)
+    mt, kt, nt = a.tiles_h, a.tiles_w, b.tiles_w
+    if b.tiles_h != kt or out.tiles_h != mt or out.tiles_w != nt:
+        raise ValueError("matmul shapes do not agree")
+    b_batch = b.num_pages // (kt * nt)
+    if b_batch not in (1, batch):
+        raise ValueError("B's batch must be 1 (broadcast) or A's")
+    work, first = [], 0
+    for core, n in split_work_to_cores(grid, out.num_pages, row_major=False):
+        work.append((core, n, first))
+        first += n
+    cores = CoreRangeSet.of([c for c, _, _ in work])
+    cbs = [
+        CircularBuffer(CB_IN0, a.data_format, a.page_size, 2, cores),
+        CircularBuffer(CB_IN1, b.data_format, b.page_size, 2, cores),
+        CircularBuffer(CB_OUT, out.data_format, out.page_size, 2, cores),
+    ]
+    last_ktile_w = a.shape[-1] % TILE
+    last_ktile_h = 0
+    bcast_b = int(b_batch == 1 and batch > 1)
+    reader = Kernel(
+        kernel_path(READER), Role.RISCV_1, cores, [last_ktile_w, last_ktile_h, *a.accessor_args(), *b.accessor_args()],
+        named_compile_time_args={"cb_in0": CB_IN0, "cb_in1": CB_IN1},
+        runtime_args={c: [a.address, b.address, mt, kt, nt, mt * kt, kt * nt, batch, bcast_b, s, n, mt * nt]
+                      for c, n, s in work})
+    writer = Kernel(kernel_path(UNARY_WRITER), Role.RISCV_0, cores, [CB_OUT, *out.accessor_args()],
+                    runtime_args={c: [out.address, n, s] for c, n, s in work})
+    # One compute kernel per distinct tile count (the factory's two core groups).
+    computes = []
+    for count in sorted({n for _, n, _ in work}, reverse=True):
+        group = CoreRangeSet.of([c for c, n, _ in work if n == count])
+        computes.append(Kernel(
+            kernel_path(COMPUTE), Role.COMPUTE, group, [1, 1, kt, count],
+            named_compile_time_args={"cb_in0": CB_IN0, "cb_in1": CB_IN1, "cb_out": CB_OUT},
+            compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=False)))
+    return Program(kernels=[reader, writer, *computes], circular_buffers=cbs, name="upstream_bmm_multicore")
