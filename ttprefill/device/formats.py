@@ -13,6 +13,9 @@ A device tensor is a sequence of 32x32 tiles. Each tile is stored as four 16x16 
   zeros and denormals encode as 0 and a zero magnitude never carries a sign. This is tt-metal's host
   packer (tt_metal/impl/data_format/blockfloat_common.cpp, bfp_simd.hpp); sim/src/numerics.cpp
   implements the same rules in C++ and explains them and their sources in more detail.
+* Bfp4_b: 576 bytes per tile. The same 64 shared exponents, then one nibble per value (sign bit and a
+  3-bit magnitude, value = magnitude * 2**(shared_exponent - 129)), value 2k in the low nibble of
+  byte k; rounded like Bfp8_b to 3 bits, saturating at 7.
 
 Arrays of tiles are float32 of shape (ntiles, 1024), each row one tile in face order. For UInt32 the
 float32 values carry the raw 32-bit words (use `.view(np.uint32)`); `to_device_bytes` and
@@ -31,6 +34,7 @@ TILE_ELEMS = TILE_DIM * TILE_DIM
 BFP8_EXPONENT_BYTES = TILE_ELEMS // FACE_DIM  # one shared exponent per face row
 _BFP8_MAGNITUDE_BITS = 7
 _BFP8_DROP_BITS = 24 - _BFP8_MAGNITUDE_BITS  # bits of the 24-bit significand below the magnitude
+_BFP4_MAGNITUDE_BITS = 3
 
 
 def _as_format(fmt: DataFormat | int) -> DataFormat:
@@ -157,6 +161,43 @@ def _bfp8_decode(data: np.ndarray, ntiles: int) -> np.ndarray:
     return values.reshape(ntiles, TILE_ELEMS)
 
 
+def _bfp4_encode(tiles: np.ndarray) -> np.ndarray:
+    ntiles = tiles.shape[0]
+    bits = np.ascontiguousarray(tiles, dtype=np.float32).view(np.uint32).reshape(-1, FACE_DIM)
+    exponent = (bits >> np.uint32(23)) & np.uint32(0xFF)
+    shared = exponent.max(axis=1, keepdims=True)
+    shift = shared - exponent
+    significand = (bits & np.uint32(0x7FFFFF)) | np.uint32(0x800000)
+    significand = np.where(shift >= 32, np.uint32(0), significand >> np.minimum(shift, np.uint32(31)))
+    drop = np.uint32(24 - _BFP4_MAGNITUDE_BITS)
+    odd = (significand >> drop) & np.uint32(1)
+    magnitude = (significand + np.uint32((1 << (int(drop) - 1)) - 1) + odd) >> drop
+    magnitude = np.minimum(magnitude, np.uint32((1 << _BFP4_MAGNITUDE_BITS) - 1))
+    magnitude = np.where(exponent == 0, np.uint32(0), magnitude)
+    sign = (bits >> np.uint32(31)) << np.uint32(_BFP4_MAGNITUDE_BITS)
+    nibbles = np.where(magnitude == 0, np.uint32(0), sign | magnitude).astype(np.uint8).reshape(ntiles, -1, 2)
+    out = np.empty((ntiles, TILE_BYTES[DataFormat.Bfp4_b]), dtype=np.uint8)
+    out[:, :BFP8_EXPONENT_BYTES] = shared.reshape(ntiles, BFP8_EXPONENT_BYTES)
+    out[:, BFP8_EXPONENT_BYTES:] = nibbles[:, :, 0] | (nibbles[:, :, 1] << 4)
+    return out.reshape(-1)
+
+
+def _bfp4_decode(data: np.ndarray, ntiles: int) -> np.ndarray:
+    per_tile = data.reshape(ntiles, TILE_BYTES[DataFormat.Bfp4_b])
+    shared = per_tile[:, :BFP8_EXPONENT_BYTES].astype(np.int32).reshape(ntiles, BFP8_EXPONENT_BYTES, 1)
+    packed = per_tile[:, BFP8_EXPONENT_BYTES:]
+    nibbles = np.stack([packed & 0xF, packed >> 4], axis=-1).reshape(ntiles, BFP8_EXPONENT_BYTES, FACE_DIM)
+    magnitude = nibbles & 0x7
+    scale = np.ldexp(np.float32(1.0), shared - 127 - (_BFP4_MAGNITUDE_BITS - 1)).astype(np.float32)
+    with np.errstate(over="ignore"):
+        values = magnitude.astype(np.float32) * scale
+    # Under exponent 255, magnitude 4 (the hidden bit alone) is infinity and larger ones NaN.
+    special = (shared == 255) & (magnitude >= 4)
+    values = np.where(special, np.where(magnitude == 4, np.float32(np.inf), np.float32(np.nan)), values)
+    values = np.where((nibbles & 0x8) != 0, -values, values).astype(np.float32)
+    return values.reshape(ntiles, TILE_ELEMS)
+
+
 def pack(fmt: DataFormat | int, tiles: np.ndarray) -> np.ndarray:
     """Face-ordered float32 tiles (ntiles, 1024) -> uint8 array of ntiles * tile_bytes(fmt) bytes."""
     fmt = _as_format(fmt)
@@ -172,6 +213,8 @@ def pack(fmt: DataFormat | int, tiles: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(tiles).astype("<f4", copy=False).view(np.uint8).reshape(-1)
     if fmt == DataFormat.Float16_b:
         return bf16_bits(tiles).astype("<u2", copy=False).view(np.uint8).reshape(-1)
+    if fmt == DataFormat.Bfp4_b:
+        return _bfp4_encode(tiles)
     return _bfp8_encode(tiles)
 
 
@@ -188,6 +231,8 @@ def unpack(fmt: DataFormat | int, data: bytes | bytearray | memoryview | np.ndar
         return np.ascontiguousarray(raw).view("<f4").astype(np.float32).reshape(ntiles, TILE_ELEMS)
     if fmt == DataFormat.Float16_b:
         return bf16_from_bits(np.ascontiguousarray(raw).view("<u2")).reshape(ntiles, TILE_ELEMS)
+    if fmt == DataFormat.Bfp4_b:
+        return _bfp4_decode(raw, ntiles)
     return _bfp8_decode(raw, ntiles)
 
 

@@ -46,6 +46,7 @@ class DataFormat(enum.IntEnum):
     Float32 = 0
     Float16_b = 5
     Bfp8_b = 6
+    Bfp4_b = 7
     UInt32 = 24
 
     @property
@@ -58,6 +59,7 @@ TILE_BYTES = {
     DataFormat.Float32: 4096,
     DataFormat.Float16_b: 2048,
     DataFormat.Bfp8_b: 1088,
+    DataFormat.Bfp4_b: 576,
     DataFormat.UInt32: 4096,
 }
 

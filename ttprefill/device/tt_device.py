@@ -64,6 +64,7 @@ def ttnn_data_type(ttnn, data_format: DataFormat):
         DataFormat.Float16_b: ttnn.bfloat16,
         DataFormat.Float32: ttnn.float32,
         DataFormat.Bfp8_b: ttnn.bfloat8_b,
+        DataFormat.Bfp4_b: ttnn.bfloat4_b,
         DataFormat.UInt32: ttnn.uint32,
     }
     return table[DataFormat(data_format)]

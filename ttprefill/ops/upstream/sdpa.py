@@ -13,7 +13,7 @@ tensor accessors, runtime arg positions) are read from the 0.81.1 kernels themse
 is the program factory's (sdpa_program_factory.cpp; the stored revision predates 0.81.1 but its policy
 carries over): Q/K chunk sizes default to 32 tokens, CB sizes (Q single- or double-buffered, K/V double,
 mask 2 Q x K chunks, statistics one column per Q tile row), CB formats (bf16 intermediates and statistics,
-bfp4 mask), subblock choice and granularities (largest subblock within DST, largest divisor within DST),
+Bfp4_b mask), subblock choice and granularities (largest subblock within DST, largest divisor within DST),
 the identity scalar (bf16 1.0 twice), the scale as fp32 bits, and compute config (HiFi2, approx exp, no fp32
 DST: the device operation's defaults). 0.81.1 schedules Q chunks globally: every core takes a contiguous
 range of the flat (batch, head, Q chunk) index, remapped zigzag for causal balance (q_chunk_remapping.hpp);
@@ -61,9 +61,9 @@ CB_UNUSED = 0  # the id a kernel gets for a CB its configuration never touches
 # A null TensorAccessorArgs (absent optional tensor): config word None, no page size.
 NULL_ACCESSOR = [0, 0]
 IDENTITY_SCALAR_PACKED = 0x3F803F80  # bf16 1.0 in both halves
-# The factory's mask CB format when no mask tensor is given; the simulator's DataFormat has no Bfp4_b,
-# so Bfp8_b stands in (the causal mask's values, 0 and -inf, are exact in both).
-MASK_FORMAT = DataFormat.Bfp8_b
+# The factory's mask CB format when no mask tensor is given: the writer builds the causal mask tiles
+# directly in Bfp4_b bytes.
+MASK_FORMAT = DataFormat.Bfp4_b
 
 
 @dataclass(frozen=True)
