@@ -41,5 +41,7 @@ struct TensorAccessorArgs {
     static constexpr uint32_t num_compile_time_args() { return 2; }
     static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + num_compile_time_args(); }
     static constexpr uint32_t num_common_runtime_args() { return 0; }
+    // Interleaved DRAM tensors take no common runtime args: the next accessor's start where this one's did.
+    static constexpr uint32_t next_common_runtime_args_offset() { return CRTA_OFFSET; }
     constexpr uint32_t get_aligned_page_size() const { return AlignedPageSize; }
 };
