@@ -1,11 +1,53 @@
-// binary operations with a scalar (fp32 bits) on the vector unit (SFPU), in place on a DST tile (api/compute/eltwise_unary/binop_with_scalar.h).
+// Arithmetic with a scalar on the SFPU, in place on a DST tile (api/compute/eltwise_unary/binop_with_scalar.h):
+// x + s, x - s, x * s, x / s, s - x with s as fp32 bits (in fp32; tt-llk's division multiplies by
+// the reciprocal, the simulator divides), and the Int32 add / sub with s as an integer.
 #pragma once
 
-#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/common_globals.h"
+#include "ttsim/sfpu.h"
 
-ALWI void add_unary_tile(uint32_t idst, uint32_t param1) { TTSIM->sfpu_unary(ttsim::SfpuOp::AddScalar, idst, param1, 0); }
-ALWI void sub_unary_tile(uint32_t idst, uint32_t param1) { TTSIM->sfpu_unary(ttsim::SfpuOp::SubScalar, idst, param1, 0); }
-ALWI void mul_unary_tile(uint32_t idst, uint32_t param1) { TTSIM->sfpu_unary(ttsim::SfpuOp::MulScalar, idst, param1, 0); }
-ALWI void div_unary_tile(uint32_t idst, uint32_t param1) { TTSIM->sfpu_unary(ttsim::SfpuOp::DivScalar, idst, param1, 0); }
-ALWI void rsub_unary_tile(uint32_t idst, uint32_t param1) { TTSIM->sfpu_unary(ttsim::SfpuOp::RsubScalar, idst, param1, 0); }
-ALWI void binop_with_scalar_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::MulScalar); }
+namespace ttsim::scalar_op {
+using sfpu::as_float;
+inline float add(float x, const uint32_t* p) { return x + as_float(p[0]); }
+inline float sub(float x, const uint32_t* p) { return x - as_float(p[0]); }
+inline float mul(float x, const uint32_t* p) { return x * as_float(p[0]); }
+inline float div(float x, const uint32_t* p) { return x / as_float(p[0]); }
+inline float rsub(float x, const uint32_t* p) { return as_float(p[0]) - x; }
+inline uint32_t add_int32(uint32_t x, const uint32_t* p) { return x + p[0]; }
+inline uint32_t sub_int32(uint32_t x, const uint32_t* p) { return x - p[0]; }
+}  // namespace ttsim::scalar_op
+
+ALWI void binop_with_scalar_tile_init() { ttsim::sfpu::setup("binop_with_scalar"); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void add_unary_tile(uint32_t idst, uint32_t param1) {
+    ttsim::sfpu::unary<ttsim::scalar_op::add>("add_unary_tile", "binop_with_scalar", ttsim::sfpu_cost::kSimple, idst,
+                                              VectorMode::RC, param1);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sub_unary_tile(uint32_t idst, uint32_t param1) {
+    ttsim::sfpu::unary<ttsim::scalar_op::sub>("sub_unary_tile", "binop_with_scalar", ttsim::sfpu_cost::kSimple, idst,
+                                              VectorMode::RC, param1);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void mul_unary_tile(uint32_t idst, uint32_t param1) {
+    ttsim::sfpu::unary<ttsim::scalar_op::mul>("mul_unary_tile", "binop_with_scalar", ttsim::sfpu_cost::kSimple, idst,
+                                              VectorMode::RC, param1);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void div_unary_tile(uint32_t idst, uint32_t param1) {
+    ttsim::sfpu::unary<ttsim::scalar_op::div>("div_unary_tile", "binop_with_scalar", ttsim::sfpu_cost::kRecip, idst,
+                                              VectorMode::RC, param1);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void rsub_unary_tile(uint32_t idst, uint32_t param1) {
+    ttsim::sfpu::unary<ttsim::scalar_op::rsub>("rsub_unary_tile", "binop_with_scalar", ttsim::sfpu_cost::kSimple, idst,
+                                               VectorMode::RC, param1);
+}
+ALWI void add_unary_tile_int32(uint32_t idst, uint32_t param1) {
+    ttsim::sfpu::unary_words<ttsim::scalar_op::add_int32>("add_unary_tile_int32", "binop_with_scalar",
+                                                          ttsim::sfpu_cost::kSimple, idst, true, param1);
+}
+ALWI void sub_unary_tile_int32(uint32_t idst, uint32_t param1) {
+    ttsim::sfpu::unary_words<ttsim::scalar_op::sub_int32>("sub_unary_tile_int32", "binop_with_scalar",
+                                                          ttsim::sfpu_cost::kSimple, idst, true, param1);
+}
