@@ -82,3 +82,27 @@ def test_head_major_layout_matches_the_readers_page_arithmetic():
         for h in range(H):
             np.testing.assert_array_equal(hm[b * H + h, :T], x[b, :, h])
             assert not hm[b * H + h, T:].any()
+
+
+FENCE_KERNEL = """
+#include "api/dataflow/dataflow_api.h"
+#include "api/debug/assert.h"
+void kernel_main() {
+    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+    p[0] = 7;
+    invalidate_l1_cache();
+    asm volatile("fence");
+    ASSERT(p[0] == 7);
+}
+"""
+
+
+def test_riscv_fence_and_cache_invalidation_build_and_run(sim, tmp_path):
+    # The gate reader (chunk_gdn_gate_read.hpp) settles columns in L1 between invalidate_l1_cache() and a
+    # RISC-V `fence`; both must build on the host and leave the kernel's own L1 writes in place.
+    from ttprefill.device.program import CircularBuffer, CoreRangeSet, Kernel, Program
+
+    source = tmp_path / "fence.cpp"
+    source.write_text(FENCE_KERNEL)
+    cores = CoreRangeSet.of([(0, 0)])
+    sim.run(Program([Kernel(source, Role.RISCV_0, cores)], [CircularBuffer(0, DataFormat.Float32, 4096, 1, cores)]))

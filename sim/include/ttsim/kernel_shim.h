@@ -2,7 +2,9 @@
 // points through which the simulator binds its API table and starts the kernel.
 #pragma once
 
+#include "internal/tt-1xx/cache.h"
 #include "ttsim/kernel_api.h"
+#include "ttsim/riscv_fence.h"
 
 void kernel_main();
 
