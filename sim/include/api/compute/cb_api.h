@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api/compute/common_globals.h"
+#include "internal/circular_buffer_interface.h"
 
 namespace ckernel {
 
