@@ -29,8 +29,9 @@ def bf16(x: np.ndarray) -> np.ndarray:
 
 def tile_op_program(dev, defines: dict[str, str], a_tensor, b_tensor, out_tensor, *, resident_b: int = 0,
                     fidelity: MathFidelity = MathFidelity.HiFi4, fp32_dest: bool = True, core=(0, 0),
-                    cb_pages: int = 2, name: str = "tile_op") -> Program:
-    """reader_tiles -> compute_op (one op per tile) -> writer_tiles on one core."""
+                    cb_pages: int = 2, name: str = "tile_op", compute: Path | None = None) -> Program:
+    """reader_tiles -> compute_op (one op per tile; or another compute kernel of the same shape) ->
+    writer_tiles on one core."""
     c = CoreCoord(*core)
     cores = CoreRangeSet.of([c])
     n = a_tensor.num_pages
@@ -47,7 +48,7 @@ def tile_op_program(dev, defines: dict[str, str], a_tensor, b_tensor, out_tensor
         Kernel(TEST_KERNELS / "reader_tiles.cpp", Role.RISCV_1, cores, a_tensor.accessor_args() + b_args,
                runtime_args={c: [a_tensor.address, b_tensor.address if b_tensor is not None else 0, 0, n, inputs,
                                  resident_b]}),
-        Kernel(TEST_KERNELS / "compute_op.cpp", Role.COMPUTE, cores, defines=defines,
+        Kernel(compute or TEST_KERNELS / "compute_op.cpp", Role.COMPUTE, cores, defines=defines,
                runtime_args={c: [n, resident_b]},
                compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=fp32_dest)),
         Kernel(TEST_KERNELS / "writer_tiles.cpp", Role.RISCV_0, cores, out_tensor.accessor_args(),
