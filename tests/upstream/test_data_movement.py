@@ -7,9 +7,15 @@ import numpy as np
 import pytest
 
 from simkit import TEST_KERNELS, bf16
+from test_dataflow_object_api import copied
 from ttprefill.device.jit import KernelCompileError
 from ttprefill.device.program import DataFormat
-from ttprefill.ops.upstream.data_movement import copy_interleaved_program, split_work_to_cores, unary_interleaved_program
+from ttprefill.ops.upstream.data_movement import (
+    copy_default_tilized_program,
+    copy_interleaved_program,
+    split_work_to_cores,
+    unary_interleaved_program,
+)
 
 RNG = np.random.default_rng(2024)
 X = RNG.standard_normal((96, 7 * 32)).astype(np.float32)  # 21 tiles: uneven over most grids
@@ -56,8 +62,7 @@ def test_unary_reader_writer_around_a_copy(sim, in_fmt, out_fmt, grid):
     """The eltwise unary factory's reader and writer around a copy compute kernel (tests/kernels)."""
     out = roundtrip(sim, unary_interleaved_program, X, in_fmt, out_fmt, grid=grid,
                     compute_source=TEST_KERNELS / "dfb_copy.cpp", fp32_dest_acc_en=True)
-    expected = bf16(X) if DataFormat.Float16_b in (in_fmt, out_fmt) else X
-    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out, copied(X, in_fmt, out_fmt))
 
 
 @pytest.mark.xfail(raises=KernelCompileError, strict=False,
@@ -66,3 +71,15 @@ def test_unary_factory_with_upstream_compute_copies(sim):
     """eltwise_sfpu.cpp without SFPU_OP_CHAIN_0 is a plain copy."""
     out = roundtrip(sim, unary_interleaved_program, X, DataFormat.Float16_b, DataFormat.Float16_b, grid=(2, 2))
     np.testing.assert_array_equal(out, bf16(X))
+
+
+@pytest.mark.parametrize("in_fmt,out_fmt", [(DataFormat.Float16_b, DataFormat.Float16_b),
+                                            (DataFormat.Float32, DataFormat.Float32),
+                                            (DataFormat.Float32, DataFormat.Float16_b)])
+@pytest.mark.parametrize("grid", [(1, 1), (2, 3)])
+def test_copy_metal2_program(sim, in_fmt, out_fmt, grid):
+    """The Metal 2.0 copy factory: args::, dfb:: and tensor:: names from the generated headers."""
+    out = roundtrip(sim, copy_default_tilized_program, X, in_fmt, out_fmt, grid=grid)
+    # The same format: the pages are copied as they are; otherwise through the compute kernel's copy_tile.
+    expected = (bf16(X) if in_fmt == DataFormat.Float16_b else X) if in_fmt == out_fmt else copied(X, in_fmt, out_fmt)
+    np.testing.assert_array_equal(out, expected)

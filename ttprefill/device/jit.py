@@ -20,6 +20,7 @@ from pathlib import Path
 from loguru import logger
 
 from . import ttnn_env
+from . import metal2
 from .program import ComputeConfig, Kernel, Role
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -125,6 +126,20 @@ def named_args_header(named: tuple[tuple[str, int], ...]) -> Path:
     return path
 
 
+def generated_folder(files: tuple[tuple[str, str], ...]) -> Path:
+    """A folder of the JIT cache holding these generated headers under their own names (tt-metal's), its
+    name derived from their content so concurrent builds never write different text to one file."""
+    folder = cache_dir() / "generated" / hashlib.sha256(repr(files).encode()).hexdigest()[:32]
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files:
+        path = folder / name
+        if not path.exists():
+            with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as tmp:
+                tmp.write(text)
+            os.replace(tmp.name, path)
+    return folder
+
+
 @dataclass(frozen=True)
 class BuildRequest:
     source: Path
@@ -132,6 +147,7 @@ class BuildRequest:
     compile_time_args: tuple[int, ...]
     defines: tuple[tuple[str, str], ...]
     named_compile_time_args: tuple[tuple[str, int], ...] = ()
+    generated_headers: tuple[tuple[str, str], ...] = ()  # Metal 2.0: (file name, text), included first
 
     @classmethod
     def of(cls, kernel: Kernel, generated_defines: dict[str, str] | None = None) -> "BuildRequest":
@@ -139,8 +155,8 @@ class BuildRequest:
         defines.update(generated_defines or {})
         defines.update(role_defines(kernel.role, kernel.compute_config))
         named = tuple((str(n), int(v)) for n, v in kernel.named_compile_time_args.items())
-        return cls(kernel.source.resolve(), kernel.role, tuple(int(a) for a in kernel.compile_time_args),
-                   tuple(sorted(defines.items())), named)
+        return cls(kernel.source.resolve(), kernel.role, tuple(int(a) for a in kernel.bound_compile_time_args()),
+                   tuple(sorted(defines.items())), named, metal2.generated_headers(kernel))
 
     def command(self, output: Path) -> list[str]:
         cxx, _ = compiler()
@@ -149,6 +165,10 @@ class BuildRequest:
         if self.named_compile_time_args:
             cmd += ["-include", str(named_args_header(self.named_compile_time_args))]
         cmd += ["-include", "ttsim/kernel_shim.h"]
+        if self.generated_headers:
+            folder = generated_folder(self.generated_headers)
+            for name, _ in self.generated_headers:
+                cmd += ["-include", str(folder / name)]
         args = ",".join(str(a) for a in self.compile_time_args)
         cmd.append(f"-DKERNEL_COMPILE_TIME_ARGS={args}")
         for name, value in self.defines:
@@ -163,7 +183,7 @@ class BuildRequest:
         h.update(_headers_digest().encode())
         h.update(_upstream_digest().encode())
         h.update(repr((self.role.value, self.compile_time_args, self.defines, self.named_compile_time_args,
-                       CXX_FLAGS)).encode())
+                       self.generated_headers, CXX_FLAGS)).encode())
         h.update(compiler()[1].encode())
         return h.hexdigest()[:32]
 

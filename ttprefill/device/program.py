@@ -185,6 +185,15 @@ class ComputeConfig:
     math_approx_mode: bool = False
 
 
+@dataclass(frozen=True)
+class TensorBinding:
+    """A tensor a Metal 2.0 kernel names (tensor::name): its TensorAccessorArgs compile-time words and
+    its DRAM address (DeviceTensor.accessor_args() and .address)."""
+
+    accessor_args: tuple[int, ...]
+    address: int
+
+
 @dataclass
 class Kernel:
     """One kernel source placed on a set of cores in one role."""
@@ -199,10 +208,37 @@ class Kernel:
     runtime_args: dict[CoreCoord, list[int]] = field(default_factory=dict)
     common_runtime_args: list[int] = field(default_factory=list)
     compute_config: ComputeConfig | None = None  # required for Role.COMPUTE
+    # Metal 2.0 kernels (tt-metal's ProgramSpec host API) use names that tt-metal's JIT generates into
+    # kernel_args_generated.h / kernel_bindings_generated.h (jit.py does the same):
+    # args::name for runtime_args[core][i] (the values after the named ones are get_vararg(0), ...),
+    # for common_runtime_args[i] (likewise get_common_vararg), and for each named compile-time arg;
+    runtime_arg_names: list[str] = field(default_factory=list)
+    common_runtime_arg_names: list[str] = field(default_factory=list)
+    # dfb::name -> circular buffer index; tensor::name -> the tensor; sem::name -> semaphore id.
+    dfb_bindings: dict[str, int] = field(default_factory=dict)
+    tensor_bindings: dict[str, TensorBinding] = field(default_factory=dict)
+    semaphore_bindings: dict[str, int] = field(default_factory=dict)
+    metal2: bool = False  # a Metal 2.0 kernel even without any of the names above (args:: of named CT args only)
 
     @property
     def name(self) -> str:
         return f"{self.source.parent.name}/{self.source.name}"
+
+    @property
+    def is_metal2(self) -> bool:
+        return bool(self.metal2 or self.runtime_arg_names or self.common_runtime_arg_names or self.dfb_bindings
+                    or self.tensor_bindings or self.semaphore_bindings)
+
+    def bound_compile_time_args(self) -> list[int]:
+        """compile_time_args, then each bound tensor's accessor args (in tensor_bindings order)."""
+        out = list(self.compile_time_args)
+        for t in self.tensor_bindings.values():
+            out += list(t.accessor_args)
+        return out
+
+    def bound_common_runtime_args(self) -> list[int]:
+        """common_runtime_args, then each bound tensor's address (in tensor_bindings order)."""
+        return list(self.common_runtime_args) + [t.address for t in self.tensor_bindings.values()]
 
 
 @dataclass
@@ -244,7 +280,7 @@ class Program:
             for c in k.runtime_args:
                 if c not in k.cores:
                     raise ProgramError(f"kernel {k.name} has runtime args for core {tuple(c)} it does not run on")
-            n = len(k.common_runtime_args) + max((len(a) for a in k.runtime_args.values()), default=0)
+            n = len(k.bound_common_runtime_args()) + max((len(a) for a in k.runtime_args.values()), default=0)
             if n > MAX_RUNTIME_ARGS:
                 raise ProgramError(f"kernel {k.name} has {n} runtime + common args on a core; tt-metal allows "
                                    f"{MAX_RUNTIME_ARGS}: move bulk data (e.g. page tables) into a DRAM tensor")

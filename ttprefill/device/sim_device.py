@@ -193,7 +193,7 @@ class SimDevice:
             "role": _ROLE_CODES[k.role],
             "cores": [(c.x, c.y) for c in k.cores.cores()],
             "runtime_args": {(c.x, c.y): [int(a) & 0xFFFFFFFF for a in args] for c, args in k.runtime_args.items()},
-            "common_args": [int(a) & 0xFFFFFFFF for a in k.common_runtime_args],
+            "common_args": [int(a) & 0xFFFFFFFF for a in k.bound_common_runtime_args()],
             "fidelity": int(cfg.math_fidelity) if cfg else 4,
             "fp32_dest": bool(cfg.fp32_dest_acc_en) if cfg else False,
             "approx": bool(cfg.math_approx_mode) if cfg else False,

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import formats
-from .program import CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, Role
+from .program import CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, ProgramError, Role
 from .tensor import DeviceTensor
 from .ttnn_env import import_ttnn
 
@@ -115,6 +115,9 @@ def kernel_descriptor(ttnn, kernel: Kernel):
     """One KernelDescriptor. The kernel file goes by absolute path (tt-metal's JIT accepts that) and
     its folder is an include path, for kernel-local helper headers. Role defines (COMPILE_FOR_*,
     NOC_INDEX, MATH_FIDELITY, ...) are not passed: tt-metal's JIT sets them itself from the config."""
+    if kernel.is_metal2:
+        raise ProgramError(f"kernel {kernel.name} uses Metal 2.0 bindings (args::, dfb::, tensor::, sem::), which "
+                           "need tt-metal's ProgramSpec host API; TTDevice builds KernelDescriptors only")
     source = kernel.source.resolve()
     return ttnn.KernelDescriptor(
         kernel_source=str(source),

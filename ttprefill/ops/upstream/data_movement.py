@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ttprefill.device.program import (
     CircularBuffer,
+    TensorBinding,
     ComputeConfig,
     CoreCoord,
     CoreRangeSet,
@@ -42,6 +43,9 @@ UNARY_COMPUTE = f"{UNARY_KERNELS}/compute/eltwise_sfpu.cpp"
 COPY_KERNELS = "data_movement/copy/device/kernels"
 COPY_READER = f"{COPY_KERNELS}/reader_unary_start_id.cpp"
 COPY_WRITER = f"{COPY_KERNELS}/writer_unary_start_id.cpp"
+METAL2_READER = f"{UNARY_KERNELS}/dataflow/reader_unary_interleaved_start_id_metal2.cpp"
+METAL2_WRITER = f"{UNARY_KERNELS}/dataflow/writer_unary_interleaved_start_id_metal2.cpp"
+METAL2_COPY_COMPUTE = "data_movement/sharded/device/kernels/compute/eltwise_copy_metal2.cpp"
 
 CB_IN, CB_OUT = 0, 2
 CB_COPY_OUT = 16
@@ -108,3 +112,46 @@ def copy_interleaved_program(src, dst, *, grid: tuple[int, int] = (1, 1), backwa
                     defines=dict(defines), runtime_args={c: [dst.address, n, s] for c, n, s in work})
     return Program(kernels=[reader, writer], circular_buffers=cbs, inputs={"input": src}, outputs={"output": dst},
                    name=name)
+
+
+def _column_major_ranges_in_row_order(grid: tuple[int, int], cores: int) -> list[CoreCoord]:
+    """tt-metal's corerange_to_cores(num_cores_to_corerangeset(cores, grid), cores, row_wise=true): the
+    column-major set as ranges (whole columns, then the partial one), each walked row by row."""
+    gx, gy = grid
+    full, rest = divmod(cores, gy)
+    out = [CoreCoord(x, y) for y in range(gy) for x in range(full)] if full else []
+    out += [CoreCoord(full, y) for y in range(rest)]
+    return out
+
+
+def copy_default_tilized_program(src, dst, *, grid: tuple[int, int] = (1, 1),
+                                 name: str = "upstream_copy_metal2") -> Program:
+    """data_movement/copy's DefaultTilized factory (copy_default_tilized_program_factory.cpp), a Metal 2.0
+    program: the unary reader/writer _metal2 kernels bound to dataflow buffer "in" (c_0) and, when the
+    data format changes, the eltwise_copy_metal2 compute kernel from "in" to "out" (c_16). Pages are
+    split as split_work_to_cores does (column-major groups), start ids handed out row by row."""
+    convert = src.data_format != dst.data_format
+    counts = dict(split_work_to_cores(grid, src.num_pages, row_major=False))
+    ordered = _column_major_ranges_in_row_order(grid, len(counts))
+    work, start = [], 0
+    for core in ordered:
+        work.append((core, counts[core], start))
+        start += counts[core]
+    cores = CoreRangeSet.of(ordered)
+    cbs = [CircularBuffer(CB_IN, src.data_format, src.aligned_page_size, 2, cores)]
+    writer_dfb = CB_IN
+    if convert:
+        cbs.append(CircularBuffer(CB_COPY_OUT, dst.data_format, dst.aligned_page_size, 2, cores))
+        writer_dfb = CB_COPY_OUT
+    reader = Kernel(kernel_path(METAL2_READER), Role.RISCV_1, cores, runtime_arg_names=["num_pages", "start_id"],
+                    runtime_args={c: [n, s] for c, n, s in work}, dfb_bindings={"in": CB_IN},
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+    writer = Kernel(kernel_path(METAL2_WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
+                    runtime_args={c: [n, s] for c, n, s in work}, dfb_bindings={"out": writer_dfb},
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+    kernels = [reader, writer]
+    if convert:
+        kernels.append(Kernel(kernel_path(METAL2_COPY_COMPUTE), Role.COMPUTE, cores,
+                              runtime_arg_names=["per_core_tile_cnt"], runtime_args={c: [n] for c, n, _ in work},
+                              dfb_bindings={"in": CB_IN, "out": CB_COPY_OUT}, compute_config=ComputeConfig()))
+    return Program(kernels=kernels, circular_buffers=cbs, inputs={"input": src}, outputs={"output": dst}, name=name)

@@ -90,6 +90,21 @@ inline uint64_t get_noc_multicast_addr(
     return TTSIM->multicast_noc_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr);
 }
 
+// The NoC address of an offset in one bank of the allocator. DRAM bank b is the simulator's DRAM
+// bank b (a buffer sits at the same offset in every bank); interleaved L1 buffers do not exist in
+// the simulator.
+template <bool DRAM>
+FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_address_offset, uint8_t noc = noc_index) {
+    (void)noc;
+    if constexpr (DRAM) {
+        if (bank_id >= 12) TTSIM->fail("get_noc_addr_from_bank_id", "DRAM bank id out of range 0..11");
+        return TTSIM->dram_page_noc_addr(bank_address_offset, bank_id, 0, 0);
+    } else {
+        TTSIM->fail("get_noc_addr_from_bank_id", "not modeled by the simulator: L1 banks (interleaved L1 buffers)");
+        return 0;
+    }
+}
+
 // Interleaved address generators (the pre-TensorAccessor way of addressing an interleaved buffer).
 template <bool DRAM>
 struct InterleavedAddrGen {

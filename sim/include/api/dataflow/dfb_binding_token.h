@@ -6,17 +6,9 @@
 #include <cstdint>
 
 #include "api/dataflow/dfb_access.h"
+#include "internal/llk_metadata.h"
 
 namespace binding_details {
-struct LLKMetadata {
-    static constexpr uint8_t kNoFormat = 0xFF;
-    uint8_t format = kNoFormat;
-    uint8_t face_r_dim = 16;
-    uint8_t face_c_dim = 16;
-    uint8_t num_faces_r_dim = 2;
-    uint8_t num_faces_c_dim = 2;
-};
-
 template <const auto& Token>
 struct LLKOperandExtractor;
 }  // namespace binding_details

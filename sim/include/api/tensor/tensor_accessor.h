@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "api/tensor/tensor_accessor_args.h"
+#include "api/tensor/tensor_binding_token.h"
 #include "ttsim/common.h"
 
 template <typename DSpecT>
@@ -28,6 +29,15 @@ struct TensorAccessor {
         (void)args;
     }
 
+    // From a Metal 2.0 binding token: the address is the common runtime arg at ADDR_CRTA_OFFSET bytes,
+    // and any runtime accessor fields follow it.
+    template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+    TensorAccessor(tensor_accessor::TensorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>) :
+        TensorAccessor(TensorAccessorArgs<CTA_OFFSET, ADDR_CRTA_OFFSET / sizeof(uint32_t) + 1>{},
+                       TTSIM->common_arg(int(ADDR_CRTA_OFFSET / sizeof(uint32_t)))) {
+        static_assert(ADDR_CRTA_OFFSET % sizeof(uint32_t) == 0, "TensorBindingToken: ADDR_CRTA_OFFSET must be 4-byte aligned");
+    }
+
     std::uint64_t get_noc_addr(const uint32_t page_id, const uint32_t offset = 0, uint8_t noc = noc_index) const {
         (void)noc;
         if constexpr (DSpec::is_null) {
@@ -44,6 +54,10 @@ TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>&, uint32_t)
 template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
 TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>&, uint32_t, uint32_t)
     -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>;
+
+template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+TensorAccessor(tensor_accessor::TensorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
+    -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET, ADDR_CRTA_OFFSET / sizeof(uint32_t) + 1>>;
 
 namespace ttsim::detail {
 template <typename T>
