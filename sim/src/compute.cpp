@@ -93,9 +93,9 @@ const uint8_t* Scheduler::front_tile(int cb, int tile, const char* what) {
               std::to_string(c.fill()) + " pages available; cb_wait_front first)");
     }
     uint32_t slot = c.read_slot() + uint32_t(tile);
-    if (slot >= c.num_pages) {
+    if (c.l1_offset + uint64_t(slot + 1) * c.page_size > kL1Bytes) {  // a block crossing the CB's end reads on
         raise(std::string(what) + ": tile " + std::to_string(tile) + " of CB " + std::to_string(cb) +
-              " would be read past the end of the CB (no wrap inside a block); make the CB's page count a multiple of the block size");
+              " would be read past the end of L1 (a block crossing the CB's end reads on into the following L1)");
     }
     if (c.page_size < tile_bytes(c.format)) {
         raise(std::string(what) + ": CB " + std::to_string(cb) + " pages of " + std::to_string(c.page_size) +
@@ -805,7 +805,8 @@ void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
               std::to_string(c.reserved) + " pages reserved (cb_reserve_back first)");
     }
     uint32_t slot = c.write_slot() + index;
-    if (slot >= c.num_pages) raise("pack_tile: output tile would be written past the end of the CB");
+    if (c.l1_offset + uint64_t(slot + 1) * c.page_size > kL1Bytes)  // a block crossing the CB's end writes on
+        raise("pack_tile: output tile would be written past the end of L1");
     if (!program_->timing_only) {
         uint8_t* out = me().core->l1 + c.l1_offset + size_t(slot) * c.page_size;
         if (cs.pack_l1_acc) {

@@ -371,7 +371,11 @@ void Scheduler::cb_reserve_back(int cb, int pages) {
         raise("cb_reserve_back(" + std::to_string(cb) + ", " + std::to_string(pages) + "): the CB holds " +
               std::to_string(c.num_pages) + " pages");
     }
-    if (c.write_slot() + uint32_t(pages) > c.num_pages) {
+    // A compute kernel's block may cross the CB's end: the packer and unpacker address its tiles from the
+    // block's first page on, into the L1 that follows (the next CB's pages), and the pointers wrap once
+    // past the limit, as on the device with LLK asserts off (tt-metal's chunk_gated_delta_rule relies on
+    // it). A data-movement push does not wrap past the limit on the device, so there it stays an error.
+    if (c.write_slot() + uint32_t(pages) > c.num_pages && !me().compute) {
         raise("cb_reserve_back(" + std::to_string(cb) + ", " + std::to_string(pages) + "): the block would run past the end of the " +
               std::to_string(c.num_pages) + "-page CB at slot " + std::to_string(c.write_slot()) +
               "; make the CB's page count a multiple of the block size");
