@@ -1,7 +1,7 @@
-"""The chunk_gated_delta_rule mirror (ttprefill/ops/upstream/gated_delta_rule.py) against tt-metal's kernel
-sources: argument layouts, CB plan, placement and the host-side tensor layout. The numeric conformance run
-(the registry entries on the simulator against ttprefill.reference.gdn) is in wip_conformance.py until the
-kernels compile in the simulator."""
+"""tt-metal's chunk_gated_delta_rule kernels, unmodified, on the simulator: the registry's entries against the
+fp64 recurrence (ttprefill.reference.gdn, written from GDN.md), a timing-only run of a benchmark shape, and
+the mirror (ttprefill/ops/upstream/gated_delta_rule.py) against the kernel sources: argument layouts, CB
+plan, placement and the host-side tensor layout."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from kernel_text import accessor_count, accessor_start, compile_time_slots, runt
 from ttprefill.device.offline_device import OfflineDevice
 from ttprefill.device.program import DataFormat, Role
 from ttprefill.ops.upstream import gated_delta_rule as cg
+from ttprefill.ops.upstream import registry
 
 SHAPES = [cg.CgdrShape(1, 2, 64, 64, 100, 64), cg.CgdrShape(2, 2, 32, 64, 64, 32, DataFormat.Float16_b),
           cg.CgdrShape(1, 48, 128, 128, 2048, 64)]
@@ -106,3 +107,18 @@ def test_riscv_fence_and_cache_invalidation_build_and_run(sim, tmp_path):
     source.write_text(FENCE_KERNEL)
     cores = CoreRangeSet.of([(0, 0)])
     sim.run(Program([Kernel(source, Role.RISCV_0, cores)], [CircularBuffer(0, DataFormat.Float32, 4096, 1, cores)]))
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(registry.discover()) if n.startswith("chunk_gated_delta_rule/")])
+def test_upstream_program_matches_the_fp64_recurrence(name, sim):
+    outcome = registry.run_program(name, sim)
+    assert outcome.passed, outcome.error
+
+
+def test_timing_only_run_of_a_benchmark_shape():
+    # Issue 13 times this program beside ours: it must run without data (no arithmetic, no uploads).
+    from ttprefill.device.sim_device import SimDevice
+
+    device = SimDevice(timing_only=True)
+    program, _ = cg.chunk_gated_delta_rule_program(device, cg.CgdrShape(1, 16, 128, 128, 1024, 64))
+    assert device.run(program).cycles > 0
