@@ -344,13 +344,16 @@ void Scheduler::matmul_block(int cb_a, int cb_b, int tile_a, int tile_b, int dst
     require_dst_index(dst + rt * ct - 1, what);
     bool tr = transpose < 0 ? (cs.fpu_flags & 1u) : transpose != 0;
     Fiber& f = me();
+    // An init may set its own fidelity (the *_fidelity matmul inits): bits 12-15 hold it plus one.
+    const uint32_t fidelity_override = (cs.fpu_flags >> 12) & 0xFu;
+    const MathFidelity fidelity = fidelity_override ? MathFidelity(fidelity_override - 1) : f.spec->fidelity;
     float a[TILE_ELEMS], b[TILE_ELEMS];
     for (int r = 0; r < rt; ++r) {
         load_operand(cb_a, tile_a + r * kt, a, true, what);
         for (int c = 0; c < ct; ++c) {
             load_operand(cb_b, tile_b + c, b, true, what);
             if (!program_->timing_only) {
-                matmul_tile_acc(a, b, cs.dst[dst + r * ct + c].data(), f.spec->fidelity, tr);
+                matmul_tile_acc(a, b, cs.dst[dst + r * ct + c].data(), fidelity, tr);
                 finish_dst_write(dst + r * ct + c);
             }
         }
@@ -360,7 +363,7 @@ void Scheduler::matmul_block(int cb_a, int cb_b, int tile_a, int tile_b, int dst
     uint64_t tiles = uint64_t(rt) * ct;
     counters_.matmul_tiles += tiles;
     counters_.fpu_flops += tiles * 2ull * TILE_DIM * TILE_DIM * TILE_DIM;
-    charge_math(cs, tiles * timing::kMatmulTileCyclesPerPhase * fidelity_phases(f.spec->fidelity), true);
+    charge_math(cs, tiles * timing::kMatmulTileCyclesPerPhase * fidelity_phases(fidelity), true);
 }
 
 void Scheduler::reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) {
@@ -379,22 +382,25 @@ void Scheduler::reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, 
     if (!program_->timing_only) {
         auto& d = cs.dst[dst];
         const float scale = s[0];
-        const bool is_max = pool == 2;  // PoolType::MAX
-        auto combine = [is_max](float acc, float v) { return is_max ? std::max(acc, v) : acc + v; };
+        // PoolType: SUM 0 and AVG 1 add (AVG's 1/n is the scaler the kernel passes), MAX 2, MIN 3.
+        const bool is_max = pool == 2, is_min = pool == 3;
+        auto combine = [is_max, is_min](float acc, float v) {
+            return is_max ? std::max(acc, v) : is_min ? std::min(acc, v) : acc + v;
+        };
         if (dim == 0) {  // REDUCE_ROW: each row to column 0
             for (int r = 0; r < TILE_DIM; ++r) {
-                float acc = is_max ? -INFINITY : 0.0f;
+                float acc = is_max ? -INFINITY : is_min ? INFINITY : 0.0f;
                 for (int c = 0; c < TILE_DIM; ++c) acc = combine(acc, x[r * TILE_DIM + c]);
                 d[r * TILE_DIM] = combine(d[r * TILE_DIM], acc * scale);
             }
         } else if (dim == 1) {  // REDUCE_COL: each column to row 0
             for (int c = 0; c < TILE_DIM; ++c) {
-                float acc = is_max ? -INFINITY : 0.0f;
+                float acc = is_max ? -INFINITY : is_min ? INFINITY : 0.0f;
                 for (int r = 0; r < TILE_DIM; ++r) acc = combine(acc, x[r * TILE_DIM + c]);
                 d[c] = combine(d[c], acc * scale);
             }
         } else {  // REDUCE_SCALAR
-            float acc = is_max ? -INFINITY : 0.0f;
+            float acc = is_max ? -INFINITY : is_min ? INFINITY : 0.0f;
             for (int i = 0; i < TILE_ELEMS; ++i) acc = combine(acc, x[i]);
             d[0] = combine(d[0], acc * scale);
         }
@@ -544,6 +550,34 @@ void Scheduler::pack_untilize(int cb, int dst, int block_ct, int full_ct, int co
     cs.pack_busy += cycles;
     counters_.pack_busy_cycles += cycles;
     me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
+}
+
+// transpose_dest: math moves the tile to srcB and back transposed (MOVD2B / MOVB2D), so the cost is two
+// datacopies (not measured). With 32-bit DST the values must move whole (is_32bit); the 16-bit move of
+// 32-bit values is not modeled.
+void Scheduler::transpose_dest(int dst, bool of_faces, bool values_32bit) {
+    const char* what = "transpose_dest";
+    ComputeState& cs = compute_state(what);
+    require_math(what);
+    require_dst_index(dst, what);
+    me().call = what;
+    if (me().spec->fp32_dest && !values_32bit) {
+        raise("transpose_dest: DST holds 32-bit values (fp32_dest_acc_en) but is_32bit is false; not modeled by the simulator");
+    }
+    if (!program_->timing_only) {
+        auto& d = cs.dst[dst];
+        std::array<float, TILE_ELEMS> t = d;
+        for (int r = 0; r < TILE_DIM; ++r) {
+            for (int c = 0; c < TILE_DIM; ++c) {
+                // Within a face (fr, fc) the element moves from (r, c) to (c, r) of that face; with of_faces
+                // the faces trade places across the diagonal too, which is the full 32x32 transpose.
+                const int fr = r / FACE_DIM, fc = c / FACE_DIM, ir = r % FACE_DIM, ic = c % FACE_DIM;
+                const int tr = of_faces ? c : fr * FACE_DIM + ic, tc = of_faces ? r : fc * FACE_DIM + ir;
+                d[tr * TILE_DIM + tc] = t[r * TILE_DIM + c];
+            }
+        }
+    }
+    charge_math(cs, 2 * timing::kDatacopyTileCycles, true);
 }
 
 // ---------------------------------------------------------------- SFPU

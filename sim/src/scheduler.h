@@ -199,6 +199,7 @@ public:
     void pack_l1_acc(bool enable) override;
     void tilize_tile(int cb, int tile_index, int block_ct, int dst) override;
     void pack_untilize(int cb, int dst, int block_ct, int full_ct, int col_tile) override;
+    void transpose_dest(int dst, bool of_faces, bool values_32bit) override;
     void zone_begin(const char* name) override;
     void zone_end() override;
     void fail(const char* call, const char* message) override;

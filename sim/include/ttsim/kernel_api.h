@@ -169,6 +169,9 @@ public:
     // as 32 row-major rows into the pages reserved at cb's back; the rows are full_ct tiles wide and
     // these tiles start at tile column col_tile of them.
     virtual void pack_untilize(int cb, int dst, int block_ct, int full_ct, int col_tile) = 0;
+    // DST tile transposed in place through srcB (api/compute/transpose_dest.h): the whole 32x32 tile
+    // (of_faces) or each 16x16 face where it is; values_32bit: DST holds 32-bit values moved whole.
+    virtual void transpose_dest(int dst, bool of_faces, bool values_32bit) = 0;
 
     // ---- profiler zones (api/debug/kernel_profiler.hpp's DeviceZoneScopedN): free in modeled time,
     // they attribute each pipeline's busy cycles and the elapsed cycles to a named part of a kernel
