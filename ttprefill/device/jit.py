@@ -27,7 +27,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SIM_INCLUDE = REPO_ROOT / "sim" / "include"
 KERNELS_DIR = REPO_ROOT / "kernels"
 HEADER_SUFFIXES = (".h", ".hpp", ".inl", ".inc")
-CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w")
+# C++20, as tt-metal builds kernels: ttnn's kernel_lib headers use class-type template parameters.
+CXX_FLAGS = ("-std=c++20", "-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-w")
 
 
 class KernelCompileError(RuntimeError):

@@ -6,10 +6,9 @@ Kernels (ttnn 0.81.1, normalization/softmax/device/kernels/attention/):
     dataflow/writer_unary_interleaved_start_id_blocked_sm.cpp  RISCV_0: rows of y in blocks
 
 These kernels use the Metal 2.0 program spec: dataflow buffers, tensors and arguments are bound by NAME
-(dfb::in0, tensor::src, args::blk), not by CB index and argument position. So this module describes the
-program as the factory does, by names (SoftmaxSpec), and turns it into a Program only once Program/Kernel
-carry named arguments; until then `softmax_program` raises NamedArgsMissing and the conformance entry
-fails with that reason.
+(dfb::in0, tensor::src, args::blk), not by CB index and argument position. This module describes the
+program as the factory does, by names (SoftmaxSpec), and softmax_program turns it into a Program whose
+kernels carry those names (ttprefill.device.metal2 generates the headers).
 
 Facts mirrored from the factory (softmax_program_factory_attention_optimized.cpp): block size 4 with fp32
 DST accumulation else 8, reduced to a divisor of Wt when that costs no extra blocks; buffer capacities
@@ -24,7 +23,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ttprefill.device.program import CoreCoord, DataFormat, MathFidelity
+from ttprefill.device.program import (
+    CircularBuffer,
+    ComputeConfig,
+    CoreCoord,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    MathFidelity,
+    Program,
+    Role,
+    TensorBinding,
+)
 from ttprefill.ops.upstream import kernel_path
 from ttprefill.ops.upstream.registry import expect_close, register
 
@@ -35,10 +45,6 @@ READER = KDIR + "dataflow/reader_unary_interleaved_sm.cpp"
 WRITER = KDIR + "dataflow/writer_unary_interleaved_start_id_blocked_sm.cpp"
 COMPUTE = KDIR + "compute/softmax.cpp"
 BF16, F32 = DataFormat.Float16_b, DataFormat.Float32
-
-
-class NamedArgsMissing(NotImplementedError):
-    """Program/Kernel cannot carry the Metal 2.0 named bindings these kernels need yet."""
 
 
 @dataclass
@@ -131,18 +137,32 @@ def softmax_spec(s: SoftmaxShape) -> SoftmaxSpec:
     return SoftmaxSpec(dfbs, [reader, writer, compute], cores, MathFidelity.HiFi4, s.fp32_dest_acc, False)
 
 
-def softmax_program(device, s: SoftmaxShape):
-    """The Program for the spec; needs named-argument support in Program/Kernel (see NamedArgsMissing)."""
-    from ttprefill.device.program import Kernel
-
+def softmax_program(device, s: SoftmaxShape, tensors: dict | None = None) -> tuple[Program, dict]:
+    """The Program for the spec: each dataflow buffer becomes a CB (indices in declaration order: the
+    Metal 2.0 host allocates them itself, and the kernels only see the names), each named argument
+    an args:: name, each tensor a tensor:: binding. Allocates src and dst [rows, width] bf16 unless given."""
     spec = softmax_spec(s)
+    tensors = tensors or {"src": device.allocate((s.rows, s.width), BF16), "dst": device.allocate((s.rows, s.width), BF16)}
+    cores = CoreRangeSet.of(spec.cores)
+    index = {d.name: i for i, d in enumerate(spec.dfbs)}
+    cbs = [CircularBuffer(index[d.name], d.data_format, d.data_format.tile_bytes, d.entries, cores) for d in spec.dfbs]
+    kernels = []
     for k in spec.kernels:
-        kernel_path(k.source)  # fail early, naming the file, if the wheel lacks it
-    if not hasattr(Kernel, "named_compile_time_args"):
-        raise NamedArgsMissing(
-            "softmax's 0.81.1 kernels bind dataflow buffers, tensors and args by name (experimental/kernel_args.h); "
-            "ttprefill.device.program.Kernel has no named arguments yet, so this spec cannot become a Program")
-    raise NamedArgsMissing("named arguments exist on Kernel; wire SoftmaxSpec into them (not done yet)")
+        role = Role(k.role)
+        kernel = Kernel(kernel_path(k.source), role, cores, defines=dict(k.defines),
+                        named_compile_time_args=dict(k.compile_time_args),
+                        runtime_arg_names=list(next(iter(k.runtime_args.values()))),
+                        dfb_bindings={name: index[name] for name in k.dfbs},
+                        tensor_bindings={acc: TensorBinding(tuple(tensors[t].accessor_args()), tensors[t].address)
+                                         for acc, t in k.tensors.items()},
+                        metal2=True,
+                        compute_config=ComputeConfig(spec.fidelity, spec.fp32_dest_acc, spec.math_approx)
+                        if role is Role.COMPUTE else None)
+        kernel.runtime_args = {core: list(args.values()) for core, args in k.runtime_args.items()}
+        kernels.append(kernel)
+    program = Program(kernels, cbs, inputs={"src": tensors["src"]}, outputs={"dst": tensors["dst"]},
+                      name="upstream_softmax")
+    return program, tensors
 
 
 def _check_softmax(device, s: SoftmaxShape, seed: int) -> dict:
