@@ -42,3 +42,21 @@ def test_rows_are_split_evenly_larger_shares_first():
     rows = [a["num_rows"] for a in reader.runtime_args.values()]
     assert offsets == [sum(rows[:i]) * 2 for i in range(len(rows))]
 
+
+
+def test_program_binds_each_kernel_to_the_names_it_uses():
+    from ttprefill.device.metal2 import names_used
+    from ttprefill.device.offline_device import OfflineDevice
+
+    program, tensors = nm.softmax_program(OfflineDevice(), SHAPES[1])
+    program.validate()
+    configured = {cb.index for cb in program.circular_buffers}
+    for k in program.kernels:
+        assert k.is_metal2 and set(k.dfb_bindings.values()) <= configured
+        used = names_used(k.source)
+        assert set(used["tensor"]) == set(k.tensor_bindings)
+        # Names under inactive #ifdefs (the fused mask path) are not bound; every bound name is used.
+        assert set(k.runtime_arg_names) | set(k.named_compile_time_args) <= set(used["args"])
+        for args in k.runtime_args.values():
+            assert len(args) == len(k.runtime_arg_names)
+    assert program.kernels[0].tensor_bindings["src"].address == tensors["src"].address
