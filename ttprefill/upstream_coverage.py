@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .device import jit, ttnn_env
+from .device import jit, metal2, ttnn_env
 from .device.program import ComputeConfig, Kernel, CoreRangeSet, Role
 
 FAMILIES = ("eltwise", "matmul", "reduction", "normalization", "transformer", "data_movement")
@@ -91,6 +91,7 @@ def _check(path: Path, package: Path, cache: Path) -> FileResult:
     role = role_of(path)
     kernel = Kernel(path, role, CoreRangeSet.of([(0, 0)]),
                     compute_config=ComputeConfig() if role is Role.COMPUTE else None)
+    kernel = metal2.with_placeholder_bindings(kernel)  # Metal 2.0 kernels need their generated names
     request = jit.BuildRequest.of(kernel)
     key = cache / f"{request.digest()}.json"
     rel = str(path.relative_to(package))

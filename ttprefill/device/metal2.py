@@ -16,8 +16,10 @@ Argument layout (what the handles point at; the program supplies the values in t
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from pathlib import Path
 
-from .program import Kernel
+from .program import Kernel, TensorBinding
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 BINDINGS_HEADER = "kernel_bindings_generated.h"
@@ -101,3 +103,46 @@ def generated_headers(kernel: Kernel) -> tuple[tuple[str, str], ...]:
     if not kernel.is_metal2:
         return ()
     return ((BINDINGS_HEADER, bindings_header(kernel)), (ARGS_HEADER, args_header(kernel)))
+
+
+_NAME_USE = re.compile(r"\b(args|dfb|tensor|sem)::([A-Za-z_][A-Za-z_0-9]*)")
+_QUOTED_INCLUDE = re.compile(r'#\s*include\s+"([^"]+)"')
+_NOT_BINDINGS = {"dfb": {"AccessPattern", "STRIDED", "ALL", "BLOCKED", "UNKNOWN"}, "tensor": set(), "sem": set(),
+                 "args": set()}
+
+
+def names_used(source: Path) -> dict[str, list[str]]:
+    """The args::, dfb::, tensor:: and sem:: names a kernel source (and the headers next to it that it
+    includes by a relative path) refers to, in order of first use."""
+    found: dict[str, dict[str, None]] = {k: {} for k in _NOT_BINDINGS}
+    seen: set[Path] = set()
+    todo = [source]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        text = path.read_text(errors="replace")
+        for kind, name in _NAME_USE.findall(text):
+            if name not in _NOT_BINDINGS[kind]:
+                found[kind][name] = None
+        todo += [path.parent / inc for inc in _QUOTED_INCLUDE.findall(text)]
+    return {k: list(v) for k, v in found.items()}
+
+
+def with_placeholder_bindings(kernel: Kernel) -> Kernel:
+    """The kernel with a stand-in for every Metal 2.0 name its source uses, for checking that it compiles
+    (upstream_coverage) when no program gives it real ones: each args:: name a compile-time value 1
+    (usable where a constant is needed), dfb:: names CBs 0, 1, ..., tensor:: names interleaved DRAM
+    tensors, sem:: names semaphores 0, 1, .... Kernels that use none are returned as they are."""
+    used = names_used(kernel.source)
+    if not any(used.values()):
+        return kernel
+    return replace(
+        kernel,
+        metal2=True,
+        named_compile_time_args={**kernel.named_compile_time_args, **{n: 1 for n in used["args"]}},
+        dfb_bindings={n: i for i, n in enumerate(used["dfb"])},
+        tensor_bindings={n: TensorBinding((2, 2048), 0) for n in used["tensor"]},
+        semaphore_bindings={n: i for i, n in enumerate(used["sem"])},
+    )
