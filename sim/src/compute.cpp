@@ -581,6 +581,11 @@ void Scheduler::transpose_dest(int dst, bool of_faces, bool values_32bit) {
 }
 
 // ---------------------------------------------------------------- SFPU
+//
+// The SFPU functions are elementwise functions the kernel headers define, applied by sfpu_eltwise.
+// The SfpuOp ops are the ones that are not elementwise: cumsum (totals carried from call to call), the
+// broadcast forms (each element reads a row or column of the second tile) and the pack thread's exp
+// (charged to the packer's clock).
 
 namespace {
 // cumsum_tile: each column's running total, top row to bottom row, in fp32, continuing from the totals
@@ -595,14 +600,9 @@ void cumsum_columns(std::array<float, TILE_ELEMS>& d, std::array<float, TILE_DIM
     }
 }
 
-// The SFPU op a *_tile_init sets up: binop_with_scalar_tile_init serves all the scalar ops.
+// The set-up an init leaves: one init serves the three ops of each broadcast direction.
 SfpuOp init_family(SfpuOp op) {
     switch (op) {
-        case SfpuOp::AddScalar:
-        case SfpuOp::SubScalar:
-        case SfpuOp::MulScalar:
-        case SfpuOp::DivScalar:
-        case SfpuOp::RsubScalar: return SfpuOp::MulScalar;
         case SfpuOp::BcastColAdd:
         case SfpuOp::BcastColSub:
         case SfpuOp::BcastColMul: return SfpuOp::BcastColMul;
@@ -613,81 +613,47 @@ SfpuOp init_family(SfpuOp op) {
     }
 }
 
+const char* sfpu_op_name(SfpuOp op) {
+    switch (op) {
+        case SfpuOp::Exp: return "exp_packthread_tile";
+        case SfpuOp::Cumsum: return "cumsum_tile";
+        case SfpuOp::BcastColAdd:
+        case SfpuOp::BcastColSub:
+        case SfpuOp::BcastColMul: return "sfpu_*_bcast_col";
+        case SfpuOp::BcastRowAdd:
+        case SfpuOp::BcastRowSub:
+        case SfpuOp::BcastRowMul: return "sfpu_*_bcast_row";
+        case SfpuOp::Count: break;
+    }
+    return "?";
+}
+
 // The face (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right) of element i of a row-major tile.
 int face_of(int i) { return (i / TILE_DIM / 16) * 2 + (i % TILE_DIM) / 16; }
 uint64_t face_count(uint32_t faces) { return uint64_t(__builtin_popcount(faces & 0xFu)); }
 
 uint64_t sfpu_cost(SfpuOp op, bool approx) {
-    switch (op) {
-        case SfpuOp::Exp: return approx ? timing::kSfpuExpApproxTileCycles : timing::kSfpuExpTileCycles;
-        case SfpuOp::Recip:
-        case SfpuOp::DivScalar:
-        case SfpuOp::DivBinary: return timing::kSfpuRecipTileCycles;
-        case SfpuOp::Sqrt:
-        case SfpuOp::Rsqrt: return timing::kSfpuSqrtTileCycles;
-        case SfpuOp::Sigmoid:
-        case SfpuOp::Silu: return timing::kSfpuExpTileCycles + timing::kSfpuRecipTileCycles;
-        case SfpuOp::Softplus:
-        case SfpuOp::Log: return 2 * timing::kSfpuExpTileCycles;
-        default: return timing::kSfpuSimpleTileCycles;
-    }
+    if (op == SfpuOp::Exp) return approx ? timing::kSfpuExpApproxTileCycles : timing::kSfpuExpTileCycles;
+    return timing::kSfpuSimpleTileCycles;
 }
 }  // namespace
 
-void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) {
-    const char* what = "SFPU unary op";
+void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t, uint32_t) {
+    const char* what = sfpu_op_name(op);
     ComputeState& cs = compute_state(what);
     me().call = what;
     require_math(what);
     require_dst_index(dst, what);
-    if (!cs.sfpu_op || init_family(*cs.sfpu_op) != init_family(op)) {
-        raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init (last SFPU init was " +
-              (cs.sfpu_op ? std::to_string(int(*cs.sfpu_op)) : std::string("none")) + ")");
+    if (op != SfpuOp::Cumsum) raise(std::string(what) + " is not a unary SFPU op on the math thread");
+    if (!cs.sfpu_op || *cs.sfpu_op != op) raise("cumsum_tile called without cumsum_tile_init");
+    if (p0 == 0 && !cs.cumsum_carry_valid) {
+        raise("cumsum_tile(first=false): the running totals are gone (an SFPU init or another SFPU op ran since "
+              "the previous cumsum_tile, or there was none); start the column with first=true");
     }
-    if (op == SfpuOp::Cumsum) {
-        if (p0 == 0 && !cs.cumsum_carry_valid) {
-            raise("cumsum_tile(first=false): the running totals are gone (an SFPU init or another SFPU op ran since "
-                  "the previous cumsum_tile, or there was none); start the column with first=true");
-        }
-        if (!program_->timing_only) cumsum_columns(cs.dst[dst], cs.cumsum_carry, p0 != 0);
-        cs.cumsum_carry_valid = true;
-        finish_dst_write(dst);
-        charge_math(cs, sfpu_cost(op, me().spec->approx), false);
-        return;
-    }
-    cs.cumsum_carry_valid = false;
-    if (!program_->timing_only) {
-        auto& d = cs.dst[dst];
-        const float a = bits_to_float(p0);
-        const float b = bits_to_float(p1);
-        for (int i = 0; i < TILE_ELEMS; ++i) {
-            if (!(faces >> face_of(i) & 1u)) continue;
-            float& v = d[i];
-            switch (op) {
-                case SfpuOp::Exp: v = std::exp(v * a); break;
-                case SfpuOp::Recip: v = 1.0f / v; break;
-                case SfpuOp::Sqrt: v = std::sqrt(v); break;
-                case SfpuOp::Rsqrt: v = 1.0f / std::sqrt(v); break;
-                case SfpuOp::Sigmoid: v = 1.0f / (1.0f + std::exp(-v)); break;
-                case SfpuOp::Silu: v = v / (1.0f + std::exp(-v)); break;
-                case SfpuOp::Softplus: v = (a * v > b) ? v : std::log1p(std::exp(a * v)) / a; break;
-                case SfpuOp::Negative: v = -v; break;
-                case SfpuOp::AddScalar: v = v + a; break;
-                case SfpuOp::SubScalar: v = v - a; break;
-                case SfpuOp::MulScalar: v = v * a; break;
-                case SfpuOp::DivScalar: v = v / a; break;
-                case SfpuOp::RsubScalar: v = a - v; break;
-                case SfpuOp::Fill: v = a; break;
-                case SfpuOp::Relu: v = std::max(v, 0.0f); break;
-                case SfpuOp::Log: v = std::log(v); break;
-                case SfpuOp::Abs: v = std::fabs(v); break;
-                case SfpuOp::Square: v = v * v; break;
-                default: raise("SFPU op " + std::to_string(int(op)) + " is not a unary operation");
-            }
-        }
-        finish_dst_write(dst);
-    }
-    charge_math(cs, sfpu_cost(op, me().spec->approx) * face_count(faces) / 4, false);
+    if (!program_->timing_only) cumsum_columns(cs.dst[dst], cs.cumsum_carry, p0 != 0);
+    cs.cumsum_carry_valid = true;
+    finish_dst_write(dst);
+    charge_math(cs, sfpu_cost(op, me().spec->approx), false);
 }
 
 void Scheduler::sfpu_init_on_pack(SfpuOp op) {
@@ -726,53 +692,37 @@ void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t, ui
     me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
 }
 
+// sfpu_{add,sub,mul}_bcast_{col,row}: DST[out] = a op (column 0 or row 0 of b, broadcast), in fp32.
 void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
-    const char* what = "SFPU binary op";
+    const char* what = sfpu_op_name(op);
     ComputeState& cs = compute_state(what);
     me().call = what;
     require_math(what);
     require_dst_index(dst_a, what);
     require_dst_index(dst_b, what);
     require_dst_index(dst_out, what);
+    const bool bcast_col = init_family(op) == SfpuOp::BcastColMul, bcast_row = init_family(op) == SfpuOp::BcastRowMul;
+    if (!bcast_col && !bcast_row) raise(std::string(what) + " is not a broadcast SFPU op");
     if (!cs.sfpu_op || init_family(*cs.sfpu_op) != init_family(op)) {
-        raise("SFPU op " + std::to_string(int(op)) + " called without its *_tile_init (for a broadcast op: "
-              "sfpu_bcast_col_init / sfpu_bcast_row_init)");
+        raise(std::string(what) + " called without its init (sfpu_bcast_col_init / sfpu_bcast_row_init)");
     }
-    if (init_family(op) == SfpuOp::BcastColMul || init_family(op) == SfpuOp::BcastRowMul) {
-        if (!me().spec->fp32_dest) raise("sfpu_*_bcast_col/row need fp32 DST: set fp32_dest_acc_en in the compute config");
-    }
+    if (!me().spec->fp32_dest) raise("sfpu_*_bcast_col/row need fp32 DST: set fp32_dest_acc_en in the compute config");
     cs.cumsum_carry_valid = false;
     if (!program_->timing_only) {
         auto& a = cs.dst[dst_a];
         auto& b = cs.dst[dst_b];
         auto& o = cs.dst[dst_out];
-        // Broadcast forms read only column 0 (col) or row 0 (row) of the second tile.
-        const bool bcast_col = op == SfpuOp::BcastColAdd || op == SfpuOp::BcastColSub || op == SfpuOp::BcastColMul;
-        const bool bcast_row = op == SfpuOp::BcastRowAdd || op == SfpuOp::BcastRowSub || op == SfpuOp::BcastRowMul;
         std::array<float, TILE_ELEMS> vec{};
-        if (bcast_col || bcast_row) {
-            for (int i = 0; i < TILE_ELEMS; ++i) vec[i] = bcast_col ? b[(i / TILE_DIM) * TILE_DIM] : b[i % TILE_DIM];
-        }
+        for (int i = 0; i < TILE_ELEMS; ++i) vec[i] = bcast_col ? b[(i / TILE_DIM) * TILE_DIM] : b[i % TILE_DIM];
         for (int i = 0; i < TILE_ELEMS; ++i) {
-            float x = a[i], y = (bcast_col || bcast_row) ? vec[i] : b[i], r;
+            const float x = a[i], y = vec[i];
             switch (op) {
                 case SfpuOp::BcastColAdd:
-                case SfpuOp::BcastRowAdd: r = x + y; break;
+                case SfpuOp::BcastRowAdd: o[i] = x + y; break;
                 case SfpuOp::BcastColSub:
-                case SfpuOp::BcastRowSub: r = x - y; break;
-                case SfpuOp::BcastColMul:
-                case SfpuOp::BcastRowMul: r = x * y; break;
-                case SfpuOp::Max: r = std::max(x, y); break;
-                case SfpuOp::Min: r = std::min(x, y); break;
-                case SfpuOp::AddBinary: r = x + y; break;
-                case SfpuOp::SubBinary: r = x - y; break;
-                case SfpuOp::MulBinary: r = x * y; break;
-                case SfpuOp::DivBinary: r = x / y; break;
-                case SfpuOp::Mask: r = y == 0.0f ? 0.0f : x; break;
-                case SfpuOp::CopyDest: r = x; break;
-                default: raise("SFPU op " + std::to_string(int(op)) + " is not a binary operation");
+                case SfpuOp::BcastRowSub: o[i] = x - y; break;
+                default: o[i] = x * y; break;
             }
-            o[i] = r;
         }
         finish_dst_write(dst_out);
     }

@@ -14,42 +14,19 @@ namespace ttsim {
 enum class FpuOp : uint32_t { None = 0, Copy, Add, Sub, Mul, Matmul, Reduce, Transpose, Tilize };
 // tt-metal's BroadcastType numbering.
 enum class Bcast : uint32_t { None = 0, Col = 1, Row = 2, Scalar = 3 };
+// The SFPU ops that are not elementwise functions (those go through sfpu_eltwise): the pack thread's
+// exp, cumsum (api/compute/cumsum.h, column totals carried between calls), and {add,sub,mul} with
+// column 0 (BcastCol*) or row 0 (BcastRow*) of a second DST tile broadcast (api/compute/sfpu_binary_bcast.h;
+// one init per broadcast direction serves all three).
 enum class SfpuOp : uint32_t {
     Exp = 0,
-    Recip,
-    Sqrt,
-    Rsqrt,
-    Sigmoid,
-    Silu,
-    Softplus,
-    Negative,
-    AddScalar,
-    SubScalar,
-    MulScalar,
-    DivScalar,
-    RsubScalar,
-    Fill,
-    Max,
-    Min,
-    AddBinary,
-    SubBinary,
-    MulBinary,
-    DivBinary,
-    Mask,
-    Relu,
-    Log,
-    Abs,
-    Square,
-    Cumsum,  // column-wise running sum (api/compute/cumsum.h), carries totals between calls
-    // {add,sub,mul} with column 0 (BcastCol*) or row 0 (BcastRow*) of a second DST tile broadcast
-    // (api/compute/sfpu_binary_bcast.h); one init per broadcast direction serves all three.
+    Cumsum,
     BcastColAdd,
     BcastColSub,
     BcastColMul,
     BcastRowAdd,
     BcastRowSub,
     BcastRowMul,
-    CopyDest,  // DST tile to DST tile (api/compute/copy_dest_values.h)
     Count
 };
 

@@ -93,6 +93,13 @@ inline void unary_words(const char* name, const char* init_name, uint64_t tile_c
     const int in[1] = {int(idst)};
     run(name, init_name, on_words<F>, tile_cycles, integer_result, in, 1, idst, VectorMode::RC, p0, p1, p2, 0);
 }
+// DST[odst] = F(DST[idst]) on words, another tile as the output.
+template <WordUnary F>
+inline void unary_words_to(const char* name, const char* init_name, uint64_t tile_cycles, uint32_t idst, uint32_t odst,
+                           bool integer_result) {
+    const int in[1] = {int(idst)};
+    run(name, init_name, on_words<F>, tile_cycles, integer_result, in, 1, odst, VectorMode::RC, 0, 0, 0, 0);
+}
 template <WordBinary F>
 inline void binary_words(const char* name, const char* init_name, uint64_t tile_cycles, uint32_t a, uint32_t b,
                          uint32_t odst, bool integer_result = true, uint32_t p0 = 0) {

@@ -1,27 +1,31 @@
-// Element-wise max / min of two DST tiles on the SFPU (api/compute/binary_max_min.h): the float forms
-// are the simulator's SfpuOp ops; the Int32 (signed) and UInt32 (unsigned) forms compare words. Exact.
+// Element-wise max / min of two DST tiles on the SFPU (api/compute/binary_max_min.h): floats by value,
+// Int32 (signed) and UInt32 (unsigned) words as integers. Exact.
 #pragma once
+
+#include <algorithm>
 
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "ttsim/sfpu.h"
 
 namespace ttsim::max_min {
+inline float max(float a, float b, const uint32_t*) { return std::max(a, b); }
+inline float min(float a, float b, const uint32_t*) { return std::min(a, b); }
 inline uint32_t max_int32(uint32_t a, uint32_t b, const uint32_t*) { return int32_t(a) > int32_t(b) ? a : b; }
 inline uint32_t min_int32(uint32_t a, uint32_t b, const uint32_t*) { return int32_t(a) < int32_t(b) ? a : b; }
 inline uint32_t max_uint32(uint32_t a, uint32_t b, const uint32_t*) { return a > b ? a : b; }
 inline uint32_t min_uint32(uint32_t a, uint32_t b, const uint32_t*) { return a < b ? a : b; }
 }  // namespace ttsim::max_min
 
+ALWI void binary_max_tile_init() { ttsim::sfpu::setup("max"); }
 ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {
-    if (vector_mode != VectorMode::RC) TTSIM_NOT_MODELED("binary_max_tile", "vector modes other than RC");
-    TTSIM->sfpu_binary(ttsim::SfpuOp::Max, idst0, idst1, odst);
+    ttsim::sfpu::binary<ttsim::max_min::max>("binary_max_tile", "max", ttsim::sfpu_cost::kSimple, idst0, idst1, odst,
+                                            vector_mode);
 }
-ALWI void binary_max_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::Max); }
+ALWI void binary_min_tile_init() { ttsim::sfpu::setup("min"); }
 ALWI void binary_min_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {
-    if (vector_mode != VectorMode::RC) TTSIM_NOT_MODELED("binary_min_tile", "vector modes other than RC");
-    TTSIM->sfpu_binary(ttsim::SfpuOp::Min, idst0, idst1, odst);
+    ttsim::sfpu::binary<ttsim::max_min::min>("binary_min_tile", "min", ttsim::sfpu_cost::kSimple, idst0, idst1, odst,
+                                            vector_mode);
 }
-ALWI void binary_min_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::Min); }
 
 ALWI void binary_max_int32_tile_init() { ttsim::sfpu::setup("max_int32"); }
 ALWI void binary_max_int32_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {

@@ -1,7 +1,7 @@
 // The SFPU functions declared in api/compute/compute_kernel_api.h, in place on a DST tile.
 //
 // Values: computed in fp32 with the C library where tt-llk evaluates a polynomial or iteration
-// (tanh, log, exp2, expm1, power): a documented simulator difference, below bf16 resolution on the
+// (sigmoid, silu, tanh, log, exp2, expm1, power): a documented simulator difference, below bf16 resolution on the
 // accurate paths. The rest (abs, sign, square, max/min, heaviside) are exact on the device too.
 #pragma once
 
@@ -11,6 +11,9 @@
 
 namespace ttsim::cka {
 using sfpu::as_float;
+inline float sigmoid_value(float x, const uint32_t*) { return 1.0f / (1.0f + std::exp(-x)); }
+inline float silu_value(float x, const uint32_t*) { return x / (1.0f + std::exp(-x)); }
+constexpr uint64_t kSigmoidCost = sfpu_cost::kExp + sfpu_cost::kRecip;
 inline float tanh_value(float x, const uint32_t*) { return std::tanh(x); }
 inline float square_value(float x, const uint32_t*) { return x * x; }
 inline float log_value(float x, const uint32_t*) { return std::log(x); }
@@ -44,14 +47,18 @@ inline uint32_t max_uint32_word(uint32_t x, const uint32_t* p) { return x > p[0]
 inline uint32_t min_uint32_word(uint32_t x, const uint32_t* p) { return x < p[0] ? x : p[0]; }
 }  // namespace ttsim::cka
 
-// ---- sigmoid / silu (the simulator's SfpuOp ops: exp + reciprocal each)
+// ---- sigmoid / silu: an exp and a reciprocal each
 template <bool fast_and_approx = false>
-ALWI void sigmoid_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::Sigmoid); }
+ALWI void sigmoid_tile_init() { ttsim::sfpu::setup("sigmoid"); }
 template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void sigmoid_tile(uint32_t idst) { TTSIM->sfpu_unary(ttsim::SfpuOp::Sigmoid, idst, 0, 0, sfpu_faces(vec_mode)); }
+ALWI void sigmoid_tile(uint32_t idst) {
+    ttsim::sfpu::unary<ttsim::cka::sigmoid_value>("sigmoid_tile", "sigmoid", ttsim::cka::kSigmoidCost, idst, vec_mode);
+}
+ALWI void silu_tile_init() { ttsim::sfpu::setup("silu"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void silu_tile(uint32_t idst) { TTSIM->sfpu_unary(ttsim::SfpuOp::Silu, idst, 0, 0); }
-ALWI void silu_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::Silu); }
+ALWI void silu_tile(uint32_t idst) {
+    ttsim::sfpu::unary<ttsim::cka::silu_value>("silu_tile", "silu", ttsim::cka::kSigmoidCost, idst);
+}
 
 // ---- tanh
 template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>

@@ -1,13 +1,17 @@
 // Element-wise binary operations between two DST tiles on the SFPU (api/compute/eltwise_binary_sfpu.h):
-// odst = f(DST[idst0], DST[idst1]). add / sub / mul / div are the simulator's SfpuOp ops (fp32; div
-// costs a reciprocal); rsub (b - a), power (a ** b, C library powf) and the comparisons (1.0f where
-// they hold, else 0.0f) are elementwise functions defined here.
+// odst = f(DST[idst0], DST[idst1]) in fp32: add, sub, mul, div (tt-llk multiplies by a reciprocal;
+// the simulator divides, and charges the reciprocal), rsub (b - a), power (C library powf) and the
+// comparisons (1.0f where they hold, else 0.0f).
 #pragma once
 
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "ttsim/sfpu.h"
 
 namespace ttsim::binary_sfpu {
+inline float add(float a, float b, const uint32_t*) { return a + b; }
+inline float sub(float a, float b, const uint32_t*) { return a - b; }
+inline float mul(float a, float b, const uint32_t*) { return a * b; }
+inline float div(float a, float b, const uint32_t*) { return a / b; }
 inline float rsub(float a, float b, const uint32_t*) { return b - a; }
 inline float power(float a, float b, const uint32_t*) { return std::pow(a, b); }
 inline float eq(float a, float b, const uint32_t*) { return a == b ? 1.0f : 0.0f; }
@@ -22,26 +26,26 @@ constexpr uint64_t kCompare = 6 * sfpu_cost::kPass;
 
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void div_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    TTSIM->sfpu_binary(ttsim::SfpuOp::DivBinary, idst0, idst1, odst);
+    ttsim::sfpu::binary<ttsim::binary_sfpu::div>("div_binary_tile", "div_binary", ttsim::sfpu_cost::kRecip, idst0, idst1, odst);
 }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void mul_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    TTSIM->sfpu_binary(ttsim::SfpuOp::MulBinary, idst0, idst1, odst);
+    ttsim::sfpu::binary<ttsim::binary_sfpu::mul>("mul_binary_tile", "mul_binary", ttsim::sfpu_cost::kSimple, idst0, idst1, odst);
 }
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    TTSIM->sfpu_binary(ttsim::SfpuOp::AddBinary, idst0, idst1, odst);
+    ttsim::sfpu::binary<ttsim::binary_sfpu::add>("add_binary_tile", "add_binary", ttsim::sfpu_cost::kSimple, idst0, idst1, odst);
 }
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    TTSIM->sfpu_binary(ttsim::SfpuOp::SubBinary, idst0, idst1, odst);
+    ttsim::sfpu::binary<ttsim::binary_sfpu::sub>("sub_binary_tile", "sub_binary", ttsim::sfpu_cost::kSimple, idst0, idst1, odst);
 }
-ALWI void div_binary_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::DivBinary); }
-ALWI void mul_binary_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::MulBinary); }
-ALWI void add_binary_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::AddBinary); }
-ALWI void sub_binary_tile_init() { TTSIM->sfpu_init(ttsim::SfpuOp::SubBinary); }
+ALWI void div_binary_tile_init() { ttsim::sfpu::setup("div_binary"); }
+ALWI void mul_binary_tile_init() { ttsim::sfpu::setup("mul_binary"); }
+ALWI void add_binary_tile_init() { ttsim::sfpu::setup("add_binary"); }
+ALWI void sub_binary_tile_init() { ttsim::sfpu::setup("sub_binary"); }
 
 ALWI void rsub_binary_tile_init() { ttsim::sfpu::setup("rsub_binary"); }
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,

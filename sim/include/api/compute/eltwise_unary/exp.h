@@ -1,18 +1,35 @@
-// exp on the vector unit (SFPU), in place on a DST tile (api/compute/eltwise_unary/exp.h).
+// exp on the SFPU, in place on a DST tile (api/compute/eltwise_unary/exp.h): exp(x), or exp(scale * x)
+// with scale_en (scale as bf16 bits), in fp32 with the C library (tt-llk's accurate path is within
+// bf16 resolution of it; its approximate path is not modeled in value, only in cost).
+// Cost: the approximate or the accurate exp figure, by the kernel's math_approx_mode (APPROX), as the
+// simulator has always charged it.
 #pragma once
 
 #include "api/compute/compute_kernel_hw_startup.h"
+#include "ttsim/sfpu.h"
 
 enum class InputClamping : uint8_t { ClampToNegative = 1, None = 0 };
+
+namespace ttsim::exp {
+inline float value(float x, const uint32_t* p) { return std::exp(x * sfpu::as_float(p[0])); }
+constexpr uint64_t kCost = APPROX ? sfpu_cost::kExpApprox : sfpu_cost::kExp;
+}  // namespace ttsim::exp
 
 // As in the pinned ttnn headers: `scale` (fp32 bits) is the factor the approximate path bakes in at init.
 template <bool approx = false, uint32_t scale = 0x3F800000,
           InputClamping input_clamping = InputClamping::ClampToNegative, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_tile_init() {
-    TTSIM->sfpu_init(ttsim::SfpuOp::Exp);
+    ttsim::sfpu::setup("exponential");
 }
+template <bool approx = false, bool scale_en = false, InputClamping input_clamping = InputClamping::ClampToNegative,
+          int iterations = 8, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint16_t scale = p_sfpu::kCONST_1_FP16B) {
+    ttsim::sfpu::unary<ttsim::exp::value>("exp_tile", "exponential", ttsim::exp::kCost, idst, vector_mode,
+                                          scale_en ? uint32_t(scale) << 16 : 0x3F800000u);
+}
+
 // The pack thread's exp (between tile_regs_wait and pack_tile): the SFPU work overlaps the math
-// thread's next operations instead of following them.
+// thread's next operations instead of following them (the simulator's pack-thread SFPU entry).
 template <bool approx = false, uint32_t scale = 0x3F800000,
           InputClamping input_clamping = InputClamping::ClampToNegative, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_packthread_tile_init() {
@@ -24,11 +41,4 @@ ALWI void exp_packthread_tile(uint32_t idst, VectorMode vector_mode = VectorMode
                               uint16_t scale = p_sfpu::kCONST_1_FP16B) {
     TTSIM->sfpu_unary_on_pack(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0,
                               sfpu_faces(vector_mode));
-}
-
-// exp(x), or exp(scale * x) with scale_en (scale given as bf16 bits).
-template <bool approx = false, bool scale_en = false, InputClamping input_clamping = InputClamping::ClampToNegative,
-          int iterations = 8, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint16_t scale = p_sfpu::kCONST_1_FP16B) {
-    TTSIM->sfpu_unary(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0, sfpu_faces(vector_mode));
 }
