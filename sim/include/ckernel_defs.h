@@ -12,6 +12,7 @@ namespace ckernel {
 enum ThreadId { BriscThreadId = 0, UnpackThreadId = 1, MathThreadId = 2, PackThreadId = 3 };
 enum class DataLayout { TILE = 0, ROW_MAJOR = 1 };
 enum DstTileShape { Tile32x32 = 0, Tile32x16 = 1, Tile16x16 = 2 };
+enum class PackMode : std::uint8_t { Default = 0, Untilize = 1, Tilize = 2 };
 
 constexpr std::uint32_t FACE_HEIGHT = 16;
 constexpr std::uint32_t FACE_WIDTH = 16;

@@ -9,6 +9,9 @@
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/src_order.h"
+#include "llk_math_common_api.h"
+#include "llk_pack_common_api.h"
+#include "llk_unpack_common_api.h"
 
 namespace ckernel {
 

@@ -50,3 +50,8 @@ ALWI void reduce_tile_math(std::uint32_t idst, std::uint32_t num_faces = 4) {
 }
 
 }  // namespace ckernel
+
+// The LLK halves of the reduction, which kernels may call directly.
+#include "llk_math_reduce_api.h"
+#include "llk_pack_reduce_api.h"
+#include "llk_unpack_AB_reduce_api.h"
