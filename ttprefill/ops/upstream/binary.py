@@ -1,0 +1,94 @@
+"""tt-metal's binary_ng element-wise program (ttnn.add / ttnn.subtract / ttnn.multiply of two tiled,
+interleaved tensors of equal height and width; either may have size 1 in a batch dimension, which the
+readers broadcast by a zero stride).
+
+Kernels (ttnn 0.81.1, eltwise/binary_ng/device/), as binary_ng's program factory sets them up for this
+case (no sharding, no activations, FPU op):
+    kernels_ng/dataflow/reader_interleaved_no_bcast.cpp   RISCV_1: reads a tile of A into c_0 and of B into
+        c_1 per output tile; compile-time args {TensorAccessorArgs(A), TensorAccessorArgs(B), has_sharding=0};
+        runtime args {A, first output tile, A tiles, output tiles, shard width 0, A's nD/d/n/c strides, D, N,
+        C, Ht, Wt, collapsed dims, B, B's nD/d/n/c strides, B tiles, A's row tiles, B's row tiles}
+    kernels/compute/eltwise_binary_no_bcast.cpp            {add,sub,mul}_tiles; compile-time arg
+        num_tiles_per_cycle = 1, runtime arg = output tiles; defines BINARY_OP, BINARY_OP_TYPE and empty
+        PROCESS_{LHS,RHS,POST}_ACTIVATIONS(i)
+    kernels_ng/dataflow/writer_interleaved_no_bcast.cpp   RISCV_0: c_2 to the output; compile-time args
+        {TensorAccessorArgs(C), has_sharding=0}; runtime args {C, first tile, tiles, shard width 0, D, N, C,
+        Ht, Wt, collapsed dims}
+CBs c_0, c_1, c_2 of two tiles each in the tensors' formats; defines SRC_SHARDED=0, SRC_SHARDED_B=0,
+DST_SHARDED=0; output tiles split with split_work_to_cores (row-major cores); compute config HiFi4 with
+fp32 DST when the output is Float32.
+"""
+
+from __future__ import annotations
+
+from ttprefill.device.program import (
+    CircularBuffer,
+    ComputeConfig,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    MathFidelity,
+    Program,
+    Role,
+)
+
+from . import kernel_path
+from .data_movement import split_work_to_cores
+
+KDIR = "eltwise/binary_ng/device/"
+READER = KDIR + "kernels_ng/dataflow/reader_interleaved_no_bcast.cpp"
+WRITER = KDIR + "kernels_ng/dataflow/writer_interleaved_no_bcast.cpp"
+COMPUTE = KDIR + "kernels/compute/eltwise_binary_no_bcast.cpp"
+CB_A, CB_B, CB_OUT = 0, 1, 2
+OPS = {"add": "ADD", "sub": "SUB", "mul": "MUL"}
+
+
+def _dims4(t) -> tuple[int, int, int, int]:
+    """(N, C, Ht, Wt) of a tensor of rank 2 to 4."""
+    lead = list(t.shape[:-2])
+    if len(lead) > 2:
+        raise ValueError("binary_ng mirror: rank up to 4")
+    lead = [1] * (2 - len(lead)) + lead
+    return lead[0], lead[1], t.tiles_h, t.tiles_w
+
+
+def _strides(t) -> tuple[int, int, int, int]:
+    """nD, d, n and c strides in tiles; 0 along a dimension of size 1 (broadcast)."""
+    n, c, ht, wt = _dims4(t)
+    return 0, 0, ht * wt * c * (n > 1), ht * wt * (c > 1)
+
+
+def binary_ng_program(a, b, out, op: str, *, grid: tuple[int, int] = (1, 1)) -> Program:
+    if op not in OPS:
+        raise ValueError(f"op must be one of {sorted(OPS)}")
+    n, c, ht, wt = _dims4(out)
+    for t in (a, b):
+        tn, tc, tht, twt = _dims4(t)
+        if (tht, twt) != (ht, wt) or tn not in (1, n) or tc not in (1, c):
+            raise ValueError("A and B must match the output's tiles, or have size 1 in a batch dimension")
+    work, first = [], 0
+    for core, k in split_work_to_cores(grid, out.num_pages, row_major=True):
+        work.append((core, k, first))
+        first += k
+    cores = CoreRangeSet.of([w[0] for w in work])
+    cbs = [CircularBuffer(CB_A, a.data_format, a.page_size, 2, cores),
+           CircularBuffer(CB_B, b.data_format, b.page_size, 2, cores),
+           CircularBuffer(CB_OUT, out.data_format, out.page_size, 2, cores)]
+    sa, sb = _strides(a), _strides(b)
+    d, cnd = 1, 1
+    reader = Kernel(
+        kernel_path(READER), Role.RISCV_1, cores, [*a.accessor_args(), *b.accessor_args(), 0],
+        defines={"SRC_SHARDED": "0", "SRC_SHARDED_B": "0"},
+        runtime_args={core: [a.address, s, a.num_pages, k, 0, *sa, d, n, c, ht, wt, cnd,
+                             b.address, *sb, b.num_pages, wt, wt] for core, k, s in work})
+    writer = Kernel(
+        kernel_path(WRITER), Role.RISCV_0, cores, [*out.accessor_args(), 0], defines={"DST_SHARDED": "0"},
+        runtime_args={core: [out.address, s, k, 0, d, n, c, ht, wt, cnd] for core, k, s in work})
+    defines = {"BINARY_OP": f"{op}_tiles", "BINARY_OP_TYPE": f"EltwiseBinaryType::ELW{OPS[op]}",
+               "PROCESS_LHS_ACTIVATIONS(i)": "", "PROCESS_RHS_ACTIVATIONS(i)": "",
+               "PROCESS_POST_ACTIVATIONS(i)": ""}
+    fp32 = out.data_format == DataFormat.Float32
+    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, [1], defines=defines,
+                     runtime_args={core: [k] for core, k, _ in work},
+                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
+    return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_binary_ng_{op}")

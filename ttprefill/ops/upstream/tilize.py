@@ -1,0 +1,95 @@
+"""tt-metal's tilize and untilize compute kernels (ttnn.tilize / ttnn.untilize of interleaved tensors,
+multi-core): row-major rows <-> 32x32 tiles of 16x16 faces.
+
+Compute kernels (ttnn 0.81.1, data_movement/):
+    tilize/device/kernels/compute/tilize.cpp      compile-time args {c_0, c_16, blocks, tiles per block}
+    untilize/device/kernels/compute/untilize.cpp  compile-time args {blocks, tiles per block, c_0, c_16}
+both through ttnn's kernel_lib helpers (tilize_helpers / untilize_helpers), as the multi-core interleaved
+factories set them up: one block is 32 rows of the tensor's full width (Wt tiles), CBs c_0 and c_16 hold
+one block each in the input's and output's format, blocks split over cores with split_work_to_cores, fp32
+DST when the data is Float32.
+
+The factories' readers and writers move row-major data as sticks (one page per row), which DeviceTensor
+(tiled pages only) cannot hold. Here a block of 32 rows is stored as Wt tile-sized pages of its row-major
+bytes, which is exactly what the stick reader leaves in c_0 (and the stick writer takes from c_16), and
+tt-metal's plain page reader and writer (eltwise/unary reader/writer_unary_interleaved_start_id.cpp) move
+those pages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ttprefill.device.program import (
+    CircularBuffer,
+    ComputeConfig,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    MathFidelity,
+    Program,
+    Role,
+)
+
+from . import kernel_path
+from .data_movement import UNARY_READER, UNARY_WRITER, split_work_to_cores
+
+TILIZE = "data_movement/tilize/device/kernels/compute/tilize.cpp"
+UNTILIZE = "data_movement/untilize/device/kernels/compute/untilize.cpp"
+CB_IN, CB_OUT = 0, 16
+TILE = 32
+_DTYPES = {DataFormat.Float16_b: None, DataFormat.Float32: np.float32}
+
+
+def row_major_bytes(x: np.ndarray, fmt: DataFormat) -> np.ndarray:
+    """The row-major bytes of x in a format that has one (bf16: the high half of each fp32 word, rounded)."""
+    x = np.ascontiguousarray(x, np.float32)
+    if fmt == DataFormat.Float32:
+        return x.view(np.uint8).reshape(-1)
+    if fmt == DataFormat.Float16_b:
+        bits = x.view(np.uint32).astype(np.uint64)
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        return rounded.astype(np.uint16).view(np.uint8).reshape(-1)
+    raise ValueError(f"{fmt.name} has no row-major form")
+
+
+def from_row_major_bytes(data: np.ndarray, fmt: DataFormat, shape: tuple[int, ...]) -> np.ndarray:
+    data = np.ascontiguousarray(data, np.uint8)
+    if fmt == DataFormat.Float32:
+        return data.view(np.float32).reshape(shape)
+    if fmt == DataFormat.Float16_b:
+        return (data.view(np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    raise ValueError(f"{fmt.name} has no row-major form")
+
+
+def _program(source, src, dst, ct_args, *, grid, name) -> Program:
+    wt = src.tiles_w
+    blocks = src.num_pages // wt
+    work, first = [], 0
+    for core, n in split_work_to_cores(grid, blocks, row_major=True):
+        work.append((core, n, first))
+        first += n
+    cores = CoreRangeSet.of([c for c, _, _ in work])
+    cbs = [CircularBuffer(CB_IN, src.data_format, src.page_size, wt, cores),
+           CircularBuffer(CB_OUT, dst.data_format, dst.page_size, wt, cores)]
+    reader = Kernel(kernel_path(UNARY_READER), Role.RISCV_1, cores, src.accessor_args(),
+                    runtime_args={c: [src.address, n * wt, s * wt] for c, n, s in work})
+    writer = Kernel(kernel_path(UNARY_WRITER), Role.RISCV_0, cores, [CB_OUT, *dst.accessor_args()],
+                    runtime_args={c: [dst.address, n * wt, s * wt] for c, n, s in work})
+    fp32 = src.data_format == DataFormat.Float32
+    computes = []
+    for count in sorted({n for _, n, _ in work}, reverse=True):
+        group = CoreRangeSet.of([c for c, n, _ in work if n == count])
+        computes.append(Kernel(kernel_path(source), Role.COMPUTE, group, ct_args(count, wt),
+                               compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32)))
+    return Program(kernels=[reader, writer, *computes], circular_buffers=cbs, name=name)
+
+
+def tilize_program(src, dst, *, grid: tuple[int, int] = (1, 1)) -> Program:
+    """src: pages holding the row-major bytes of the [..., H, W] tensor, Wt pages per 32 rows; dst: tiled."""
+    return _program(TILIZE, src, dst, lambda n, wt: [CB_IN, CB_OUT, n, wt], grid=grid, name="upstream_tilize")
+
+
+def untilize_program(src, dst, *, grid: tuple[int, int] = (1, 1)) -> Program:
+    """src: tiled; dst: pages that receive the row-major bytes, Wt pages per 32 rows."""
+    return _program(UNTILIZE, src, dst, lambda n, wt: [n, wt, CB_IN, CB_OUT], grid=grid, name="upstream_untilize")
