@@ -29,7 +29,8 @@ def bf16(x: np.ndarray) -> np.ndarray:
 
 def tile_op_program(dev, defines: dict[str, str], a_tensor, b_tensor, out_tensor, *, resident_b: int = 0,
                     fidelity: MathFidelity = MathFidelity.HiFi4, fp32_dest: bool = True, core=(0, 0),
-                    cb_pages: int = 2, name: str = "tile_op", compute: Path | None = None) -> Program:
+                    cb_pages: int = 2, name: str = "tile_op", compute: Path | None = None,
+                    unpack_to_dest_fp32: frozenset[int] = frozenset()) -> Program:
     """reader_tiles -> compute_op (one op per tile; or another compute kernel of the same shape) ->
     writer_tiles on one core."""
     c = CoreCoord(*core)
@@ -50,7 +51,8 @@ def tile_op_program(dev, defines: dict[str, str], a_tensor, b_tensor, out_tensor
                                  resident_b]}),
         Kernel(compute or TEST_KERNELS / "compute_op.cpp", Role.COMPUTE, cores, defines=defines,
                runtime_args={c: [n, resident_b]},
-               compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=fp32_dest)),
+               compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=fp32_dest,
+                                            unpack_to_dest_fp32=unpack_to_dest_fp32)),
         Kernel(TEST_KERNELS / "writer_tiles.cpp", Role.RISCV_0, cores, out_tensor.accessor_args(),
                runtime_args={c: [out_tensor.address, 0, n]}),
     ]

@@ -32,9 +32,30 @@ def close(out, ref, rtol=2e-6, atol=1e-6):
     np.testing.assert_allclose(out, ref, rtol=rtol, atol=atol)
 
 
+def tf32(x: np.ndarray) -> np.ndarray:
+    """What srcA holds for fp32 values: the low 13 mantissa bits dropped (no denormals in these inputs)."""
+    return (np.asarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
 def test_copy_bf16_and_fp32(sim):
     close(run_tile_op(sim, {"OP_COPY": "1"}, A), bf16(A), 0, 0)
-    close(run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32), A, 0, 0)
+    # An fp32 CB reaches fp32 DST exactly only in UnpackToDestFp32 mode; by default through srcA, as TF32.
+    close(run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32, unpack_to_dest_fp32=frozenset({0})),
+          A, 0, 0)
+    copied = run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32)
+    close(copied, tf32(A), 0, 0)
+    assert not np.array_equal(copied, A)
+
+
+def test_unpack_to_dest_needs_fp32_dest_and_a_copy_only_cb(sim):
+    from ttprefill.device.sim_device import SimError
+
+    with pytest.raises(SimError, match="UnpackToDestFp32 mode, which needs 32-bit DST"):
+        run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32, fp32_dest=False,
+                    unpack_to_dest_fp32=frozenset({0}))
+    with pytest.raises(SimError, match="FPU operations cannot read it"):
+        run_tile_op(sim, {"OP_BINARY": "1", "BINARY_INIT": "add_init", "BINARY_CALL": "add_tiles"}, A, B,
+                    in_format=DataFormat.Float32, unpack_to_dest_fp32=frozenset({1}))
 
 
 @pytest.mark.parametrize("init,call,fn", [
@@ -232,7 +253,8 @@ def test_bf16_dest_rounds_results(sim):
 def test_pack_formats(sim, fmt):
     from ttprefill.device import formats
 
-    out = run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32, out_format=fmt)
+    out = run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=DataFormat.Float32, out_format=fmt,
+                      unpack_to_dest_fp32=frozenset({0}))
     # The packer's rounding of the fp32 DST values must equal the host-side packer's, bit for bit.
     ref = formats.from_device_bytes(formats.to_device_bytes(A, fmt), fmt, A.shape)
     close(out, ref, 0, 0)
@@ -247,7 +269,8 @@ def test_pack_l1_accumulation_adds_onto_the_output_tile(sim, fmt):
     def stored(x):
         return formats.from_device_bytes(formats.to_device_bytes(x, fmt), fmt, x.shape)
 
-    out = run_tile_op(sim, {"OP_PACK_L1_ACC": "1"}, A, B, in_format=DataFormat.Float32, out_format=fmt)
+    out = run_tile_op(sim, {"OP_PACK_L1_ACC": "1"}, A, B, in_format=DataFormat.Float32, out_format=fmt,
+                      unpack_to_dest_fp32=frozenset({0, 1}))
     a_stored = stored(A).astype(np.float64)
     ref = stored((a_stored + B.astype(np.float64)).astype(np.float32))
     close(out, ref, 0, 0)

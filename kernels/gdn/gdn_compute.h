@@ -3,7 +3,9 @@
 // buffers all the time, and the FPU/SFPU init that the step requires.
 //
 // Precision notes the kernels rely on (fp32_dest_acc_en is always on):
-//  * copy_tile and transpose_tile of an fp32 tile into DST are exact (unpack to DST);
+//  * copy_tile and transpose_tile of an fp32 tile into DST are exact for the CBs the programs put
+//    in UnpackToDestFp32 mode (ttprefill/ops/gdn.py, _unpack_copies_to_dest); from any other fp32 CB
+//    the tile passes through srcA as TF32;
 //  * SFPU operations work on DST in fp32, so element-wise products, differences and exps of
 //    DST tiles are fp32 accurate;
 //  * FPU operands (matmul, eltwise FPU ops) pass through srcA/srcB, which hold TF32: fp32 tiles lose

@@ -41,6 +41,7 @@ ProgramSpec program_from_dict(const py::dict& d) {
         ks.approx = k["approx"].cast<bool>();
         p.kernels.push_back(std::move(ks));
     }
+        if (k.contains("unpack_to_dest_fp32")) ks.unpack_to_dest_fp32 = k["unpack_to_dest_fp32"].cast<uint32_t>();
     for (auto ch : d["cbs"].cast<py::list>()) {
         auto c = ch.cast<py::dict>();
         CBSpec cb;

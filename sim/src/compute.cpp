@@ -106,12 +106,31 @@ const uint8_t* Scheduler::front_tile(int cb, int tile, const char* what) {
 
 void Scheduler::load_operand(int cb, int tile, float* out, bool fpu_operand, const char* what) {
     const uint8_t* src = front_tile(cb, tile, what);
+    // The mode sets the CB's unpack output format to Float32, which srcA/srcB cannot hold: only
+    // datacopies (copy_tile, transpose_tile) may read such a CB.
+    if (fpu_operand && cb >= 0 && cb < 32 && ((me().spec->unpack_to_dest_fp32 >> cb) & 1u)) {
+        raise(std::string(what) + ": CB " + std::to_string(cb) + " is in UnpackToDestFp32 mode, so FPU operations "
+              "cannot read it through srcA/srcB; give that mode only to CBs the kernel reads by copy_tile/transpose_tile");
+    }
     if (program_->timing_only) return;
     DataFormat fmt = cb_of(cb, what).format;
     unpack_tile(fmt, src, out);
     if (fpu_operand && fmt == DataFormat::Float32) {
         for (int i = 0; i < TILE_ELEMS; ++i) out[i] = to_fpu_operand(out[i]);
     }
+}
+
+// Whether a datacopy from `cb` bypasses srcA. Only a CB in UnpackToDestFp32 mode does, and only into
+// 32-bit DST; every other copy goes through srcA, which holds TF32, so a Float32 tile loses its low
+// 13 mantissa bits on the way even when DST is fp32.
+bool Scheduler::unpacks_to_dest(int cb, const char* what) {
+    const KernelSpec& k = *me().spec;
+    const bool direct = cb >= 0 && cb < 32 && ((k.unpack_to_dest_fp32 >> cb) & 1u);
+    if (direct && !k.fp32_dest) {
+        raise(std::string(what) + ": CB " + std::to_string(cb) + " is in UnpackToDestFp32 mode, which needs 32-bit DST "
+              "(fp32_dest_acc_en)");
+    }
+    return direct;
 }
 
 void Scheduler::finish_dst_write(int dst) {
@@ -279,7 +298,7 @@ void Scheduler::copy_tile(int cb, int tile, int dst) {
     if (cb_of(cb, "copy_tile").format == DataFormat::UInt32 && !me().spec->fp32_dest) {
         raise("copy_tile: CB " + std::to_string(cb) + " holds 32-bit integers, which need 32-bit DST (fp32_dest_acc_en)");
     }
-    load_operand(cb, tile, cs.dst[dst].data(), /*fpu_operand=*/!me().spec->fp32_dest, "copy_tile");
+    load_operand(cb, tile, cs.dst[dst].data(), /*fpu_operand=*/!unpacks_to_dest(cb, "copy_tile"), "copy_tile");
     if (cs.bcast != Bcast::None && !program_->timing_only) broadcast_in_place(cs.dst[dst], cs.bcast);
     finish_dst_write(dst);
     charge_unpack(cs, cb, 1, -1, 0);
@@ -418,7 +437,7 @@ void Scheduler::transpose_tile(int cb, int tile, int dst) {
     require_fpu_init(FpuOp::Transpose, Bcast::None, what);
     me().call = what;
     float x[TILE_ELEMS];
-    load_operand(cb, tile, x, !me().spec->fp32_dest, what);
+    load_operand(cb, tile, x, !unpacks_to_dest(cb, what), what);
     if (!program_->timing_only) {
         auto& d = cs.dst[dst];
         for (int r = 0; r < TILE_DIM; ++r)
@@ -485,7 +504,7 @@ void Scheduler::tilize_tile(int cb, int tile_index, int block_ct, int dst) {
     if (!program_->timing_only) {
         const uint8_t* base = front_tile(cb, 0, what);
         auto& d = cs.dst[dst];
-        const bool fpu_operand = !me().spec->fp32_dest;
+        const bool fpu_operand = !unpacks_to_dest(cb, what);
         for (int r = 0; r < TILE_DIM; ++r) {
             const uint8_t* row = base + (uint64_t(band) * TILE_DIM + r) * row_bytes + uint64_t(col_tile) * TILE_DIM * datum;
             for (int k = 0; k < TILE_DIM; ++k) {

@@ -53,6 +53,9 @@ struct KernelSpec {
     MathFidelity fidelity = MathFidelity::HiFi4;
     bool fp32_dest = false;
     bool approx = false;
+    // Bit i set: CB i is in UnpackToDestFp32 mode (ttnn's ComputeConfig unpack_to_dest_mode), so
+    // copy_tile moves its Float32 tiles straight into fp32 DST. Otherwise they pass through srcA as TF32.
+    uint32_t unpack_to_dest_fp32 = 0;
 };
 
 struct CBSpec {

@@ -232,6 +232,7 @@ private:
     void load_operand(int cb, int tile, float* out, bool fpu_operand, const char* what);
     void finish_dst_write(int dst);
     void require_fpu_init(FpuOp op, Bcast bcast, const char* what);
+    bool unpacks_to_dest(int cb, const char* what);
     // Unpack tiles_srca tiles of cb_srca to srcA (or DST) and tiles_srcb of cb_srcb to srcB.
     void charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int cb_srcb, int tiles_srcb);
     void charge_math(ComputeState& cs, uint64_t cycles, bool fpu);

@@ -40,7 +40,7 @@ def copy_program(nx: int = 2, ny: int = 2, tiles_per_core: int = 3, data_format:
             Kernel(TEST_KERNELS / "reader_tiles.cpp", Role.RISCV_1, cores, src.accessor_args() + src.accessor_args(),
                    runtime_args=reader_args),
             Kernel(TEST_KERNELS / "writer_tiles.cpp", Role.RISCV_0, cores, dst.accessor_args(), runtime_args=writer_args),
-            Kernel(TEST_KERNELS / "compute_op.cpp", Role.COMPUTE, cores, [], {"OP_COPY": "1"}, runtime_args=compute_args,
+            Kernel(TEST_KERNELS / "compute_op.cpp", Role.COMPUTE, cores, defines={"OP_COPY": "1"}, runtime_args=compute_args,
                    compute_config=ComputeConfig(fidelity, fp32_dest_acc_en=False, math_approx_mode=True)),
         ],
         circular_buffers=[

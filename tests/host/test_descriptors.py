@@ -138,3 +138,20 @@ def test_l1_constants_match_the_pinned_memory_map(tmp_path):
     from ttprefill.device import program as prog
 
     assert (l1_size, map_end) == (prog.L1_BYTES, prog.L1_FIRMWARE_BYTES)
+
+
+def test_unpack_to_dest_and_bfp8_packing_reach_the_compute_config(ttnn):
+    """Per-CB UnpackToDestFp32 and the precise Bfp8 packing are passed to ttnn and read back."""
+    from dataclasses import replace
+
+    program = copy_program(1, 1, data_format=DataFormat.Float32)
+    compute = program.kernels[2]
+    compute.compute_config = replace(compute.compute_config, fp32_dest_acc_en=True, unpack_to_dest_fp32=frozenset({0}))
+    cfg = program_to_descriptor(program, ttnn).kernels[2].config
+    modes = [m.name for m in cfg.unpack_to_dest_mode]
+    assert len(modes) == 32 and modes[0] == "UnpackToDestFp32" and set(modes[1:]) == {"Default"}
+    assert cfg.bfp8_pack_precise is True
+    check_program_against_ttnn(program, ttnn)
+    compute.compute_config = replace(compute.compute_config, fp32_dest_acc_en=False)
+    with pytest.raises(ProgramRejected, match="UnpackToDestFp32 needs fp32_dest_acc_en"):
+        check_program_against_ttnn(program, ttnn)

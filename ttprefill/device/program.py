@@ -183,6 +183,22 @@ class ComputeConfig:
     math_fidelity: MathFidelity = MathFidelity.HiFi2
     fp32_dest_acc_en: bool = True
     math_approx_mode: bool = False
+    # CBs in UnpackToDestFp32 mode (ttnn's per-CB unpack_to_dest_mode): copy_tile moves their Float32
+    # tiles into fp32 DST unchanged. Any other copy passes through srcA, which holds TF32 (13 mantissa
+    # bits dropped). Only for CBs the kernel reads by copy_tile alone, and only with fp32_dest_acc_en.
+    unpack_to_dest_fp32: frozenset[int] = frozenset()
+    # tt-metal's precise Bfp8 packing (ComputeConfig bfp8_pack_precise), asked for wherever a kernel
+    # packs Bfp8_b: the simulator rounds each value to nearest from its full DST value, the careful
+    # conversion. The generated packer configuration did not differ with and without it in the
+    # mock-cluster runs, so what the card's packer does is unverified (README, "Running on a Wormhole card").
+    bfp8_pack_precise: bool = True
+
+
+def float32_cbs(circular_buffers: Iterable[CircularBuffer], indices: Iterable[int]) -> frozenset[int]:
+    """Those of `indices` whose circular buffer holds Float32: what ComputeConfig.unpack_to_dest_fp32
+    may name (the mode is for 32-bit data)."""
+    wanted = set(indices)
+    return frozenset(cb.index for cb in circular_buffers if cb.index in wanted and cb.data_format is DataFormat.Float32)
 
 
 @dataclass(frozen=True)

@@ -209,3 +209,4 @@ class SimDevice:
                             "page_size": cb.page_size, "num_pages": cb.num_pages, "l1_offset": offset})
                 offset += -(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
         return out
+            "unpack_to_dest_fp32": sum(1 << cb for cb in cfg.unpack_to_dest_fp32) if cfg else 0,

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import formats
-from .program import CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, ProgramError, Role
+from .program import NUM_CIRCULAR_BUFFERS, CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, ProgramError, Role
 from .tensor import DeviceTensor
 from .ttnn_env import import_ttnn
 
@@ -93,17 +93,26 @@ def _u32(values) -> list[int]:
     return [int(v) & 0xFFFFFFFF for v in values]
 
 
+def unpack_to_dest_modes(ttnn, cfg) -> list:
+    """ttnn's per-CB unpack_to_dest_mode (one entry per CB index) from ComputeConfig.unpack_to_dest_fp32."""
+    modes = ttnn.UnpackToDestMode
+    return [modes.UnpackToDestFp32 if i in cfg.unpack_to_dest_fp32 else modes.Default for i in range(NUM_CIRCULAR_BUFFERS)]
+
+
 def kernel_config(ttnn, kernel: Kernel):
     """The processor config: data-movement kernels name their RISC-V and NoC the way tt-metal's
     reader (RISCV_1, NoC 1) and writer (RISCV_0, NoC 0) configs do; compute kernels carry the
     compute config the simulator ran with."""
     if kernel.role is Role.COMPUTE:
         cfg = kernel.compute_config
-        return ttnn.ComputeConfigDescriptor(
+        descriptor = ttnn.ComputeConfigDescriptor(
             math_fidelity=ttnn_math_fidelity(ttnn, cfg.math_fidelity),
             math_approx_mode=bool(cfg.math_approx_mode),
             fp32_dest_acc_en=bool(cfg.fp32_dest_acc_en),
+            bfp8_pack_precise=bool(cfg.bfp8_pack_precise),
         )
+        descriptor.unpack_to_dest_mode = unpack_to_dest_modes(ttnn, cfg)
+        return descriptor
     if kernel.role is Role.RISCV_0:
         return ttnn.DataMovementConfigDescriptor(
             processor=ttnn.DataMovementProcessor.RISCV_0, noc=ttnn.NOC.RISCV_0_default

@@ -110,6 +110,14 @@ def _check_kernel(ttnn, kernel: Kernel, kd, problems: list[str]) -> None:
                 f"{what}: compute config ({cfg.math_fidelity.name}, fp32_dest={cfg.fp32_dest_acc_en}, "
                 f"approx={cfg.math_approx_mode}) != {want}"
             )
+        else:
+            held = {i for i, m in enumerate(cfg.unpack_to_dest_mode) if m.name == "UnpackToDestFp32"}
+            if held != set(want.unpack_to_dest_fp32):
+                problems.append(f"{what}: CBs in UnpackToDestFp32 mode {sorted(held)} != {sorted(want.unpack_to_dest_fp32)}")
+            if bool(cfg.bfp8_pack_precise) != bool(want.bfp8_pack_precise):
+                problems.append(f"{what}: bfp8_pack_precise {cfg.bfp8_pack_precise} != {want.bfp8_pack_precise}")
+            if held and not want.fp32_dest_acc_en:
+                problems.append(f"{what}: UnpackToDestFp32 needs fp32_dest_acc_en")
     else:
         want_processor = "RISCV_0" if kernel.role is Role.RISCV_0 else "RISCV_1"
         if not isinstance(cfg, ttnn.DataMovementConfigDescriptor) or cfg.processor.name != want_processor:

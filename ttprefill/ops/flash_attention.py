@@ -60,6 +60,7 @@ from ttprefill.device.program import (
     MathFidelity,
     Program,
     Role,
+    float32_cbs,
 )
 from ttprefill.device.tensor import DeviceTensor
 from ttprefill.device.ttnn_checks import HARDWARE_CB_BUDGET, MAX_RUNTIME_ARGS
@@ -154,6 +155,10 @@ class FlashAttentionConfig:
 
 
 DEFAULT_K_BLOCK_TILES = 8
+# The compute kernel's fp32 CBs it reads only by copy_tile (the rescaled output chunk, the running row
+# sum, the shift and the rescale factor): in UnpackToDestFp32 mode they reach fp32 DST exactly instead
+# of as TF32. cb_o and cb_s are FPU operands too, which that mode does not allow (the simulator refuses it).
+COPY_ONLY_FP32_CBS = (23, 28, 29, 31)
 # e^30 ~ 1e13: probabilities that large still leave fp32 row sums over a million keys far from overflow.
 MAX_LAZY_RESCALE_NATS = 30.0
 
@@ -593,7 +598,8 @@ def flash_attention_program(device, q: DeviceTensor, cache: KVCache, page_table:
     guard = np.array([np.exp(plan.config.lazy_rescale_nats)], np.float32).view(np.uint32)[0]
     compute = Kernel(KERNELS / "compute.cpp", Role.COMPUTE, core_set,
                      [plan.dt, plan.bk, plan.hpu, scale_bf16, int(gate is not None), int(guard)],
-                     compute_config=plan.config.compute_config())
+                     compute_config=replace(plan.config.compute_config(),
+                                            unpack_to_dest_fp32=float32_cbs(cbs, COPY_ONLY_FP32_CBS)))
     writer = Kernel(KERNELS / "writer.cpp", Role.RISCV_0, core_set,
                     [plan.dt, plan.hpu, int(gate is not None)] + out.accessor_args() + gate_args)
     for core, units in zip(cores, plan.core_units):
@@ -840,7 +846,7 @@ def attention_bench(args) -> dict:
         q_all, k_all, v_all = (rng.standard_normal((seq, h, d)).astype(np.float32) for h in (hq, hkv, hkv))
     else:  # timing only: values do not matter, and zeros cost no host memory (np.zeros maps lazily)
         q_all, k_all, v_all = (np.zeros((seq, h, d), np.float32) for h in (hq, hkv, hkv))
-    device = SimDevice(timing_only=not numerics, trace=bool(trace_path))
+    device = SimDevice(timing_only=not numerics, trace=bool(trace_path), costs=_arg(args, "costs", None) or "v1")
     pages = _ceil_div(seq, page_tokens)
     cache = KVCache.create(device, pages, page_tokens, hkv, d, page_format)
     table = list(range(pages))

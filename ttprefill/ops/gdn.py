@@ -102,7 +102,7 @@ from __future__ import annotations
 
 import struct
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -122,6 +122,7 @@ from ttprefill.device.program import (
     Program,
     Role,
     Semaphore,
+    float32_cbs,
 )
 from ttprefill.device.tensor import DeviceTensor
 
@@ -144,6 +145,19 @@ GATE_VECTOR_KINDS_BASE = 7
 
 BF16 = DataFormat.Float16_b
 FP32 = DataFormat.Float32
+
+
+def _unpack_copies_to_dest(kernel: Kernel, cbs: list[CircularBuffer], indices: tuple[int, ...]) -> None:
+    """Put the fp32 CBs among `indices` that sit on the compute kernel's cores in UnpackToDestFp32 mode.
+
+    Each call names the CBs its kernel reads only by copy_tile/transpose_tile (states, partial sums,
+    constants, gate vectors): in that mode they reach fp32 DST exactly; otherwise they pass through
+    srcA as TF32 and lose 13 mantissa bits. A CB an FPU op reads must not be named: the mode leaves
+    srcA/srcB unconfigured for it, and the simulator refuses it.
+    """
+    on = set(kernel.cores.cores())
+    mine = [cb for cb in cbs if any(c in on for c in cb.cores.cores())]
+    kernel.compute_config = replace(kernel.compute_config, unpack_to_dest_fp32=float32_cbs(mine, indices))
 # Fidelity of the conv and norm programs. Every matmul there is exact at HiFi3, with the same bits as
 # HiFi4, one phase (16 cycles a tile) cheaper: either in0 is a 0/1 bf16 shift matrix (no low slice, so
 # phases 2 and 3 add zero) or in1 is a tile of ones (no low slice, so phases 1 and 3 add zero), and
@@ -395,6 +409,7 @@ def gate_vectors_program(device, shape: ScanShape, g: DeviceTensor, beta: Device
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [first, count]
         writer.runtime_args[core] = [first, count]
+    _unpack_copies_to_dest(compute, cbs, (0, 1, 16, 24, 25, 26, 27, 28, 29, 30))
     return Program([reader, compute, writer], cbs, inputs={"g": g, "beta": beta},
                    outputs={"gate_vectors": gate_vectors},
                    name=f"gdn_gate_vectors_T{s.tokens}_hv{s.v_heads}_c{s.chunk}")
@@ -449,6 +464,7 @@ def scan_prep_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, 
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
         writer.runtime_args[core] = [first, count]
+    _unpack_copies_to_dest(compute, cbs, (3, 16, 27))
     program = Program([reader, compute, writer], cbs,
                       inputs={"q": q.tensor, "k": k.tensor, "gate_vectors": gate_vectors},
                       outputs={"records": records},
@@ -511,6 +527,7 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
         writer.runtime_args[core] = [first, count]
+    _unpack_copies_to_dest(compute, cbs, (5, 6, 17))
     program = Program([reader, compute, writer], cbs,
                       inputs={"records": records, "gate_vectors": gate_vectors, "q": q.tensor, "k": k.tensor,
                               "v": v.tensor, "initial_state": initial_state},
@@ -660,6 +677,8 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
             for local, h in enumerate(heads):
                 reader.runtime_args[head_cores[h]][2:] = [hx, hy, local]
         kernels += [h_reader, h_compute, h_sender]
+        _unpack_copies_to_dest(h_compute, cbs, (3, 12, 13, 16, 27))
+    _unpack_copies_to_dest(compute, cbs, (3, 15, 17, 27))
     program = Program(kernels, cbs, semaphores,
                       inputs={"q": q.tensor, "k": k.tensor, "v": v.tensor, "gate_vectors": gate_vectors,
                               "initial_state": initial_state},
@@ -1042,6 +1061,7 @@ def conv_program(device, dims: LayerDims, tokens: int, x: DeviceTensor, conv_sta
         args = [len(mine)] + [v for i in mine for v in units[i]]
         for k in (reader, compute, writer):
             k.runtime_args[core] = list(args)
+    _unpack_copies_to_dest(compute, cbs, (2, 24, 26))
     program = Program([reader, compute, writer], cbs,
                       inputs={"qkv": x, "conv_state": conv_state, "tap_weights": tap_weights},
                       outputs={"mixed": out, "conv_state": conv_state_out},
@@ -1076,6 +1096,7 @@ def gates_program(device, tokens: int, v_heads: int, a: DeviceTensor, b: DeviceT
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
         writer.runtime_args[core] = [first, count]
+    _unpack_copies_to_dest(compute, cbs, (2, 3, 16, 17))
     return Program([reader, compute, writer], cbs, inputs={"a": a, "b": b}, outputs={"g": g, "beta": beta},
                    name=f"gdn_gates_T{tokens}_hv{v_heads}")
 
@@ -1117,6 +1138,7 @@ def norm_program(device, tokens: int, v_heads: int, value_dim: int, o: HeadColum
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
         writer.runtime_args[core] = [first, count]
+    _unpack_copies_to_dest(compute, cbs, (2, 25))
     return Program([reader, compute, writer], cbs, inputs={"o": o.tensor, "z": z, "weight_rows": weight_rows},
                    outputs={"y": y}, name=f"gdn_norm_T{tokens}_hv{v_heads}_v{value_dim}")
 

@@ -83,12 +83,12 @@ def run_registered(device: TTDevice, name: str, build) -> dict:
     return entry
 
 
-def _copy_on(device: TTDevice, cores: int, tiles: int = 2):
+def _copy_on(device: TTDevice, cores: int, tiles: int = 2, data_format: DataFormat = DataFormat.Float16_b):
     """The small copy program on the first `cores` cores of row 0, with real tensors."""
-    program = copy_program(cores, 1, tiles)
+    program = copy_program(cores, 1, tiles, data_format=data_format)
     n = cores * tiles
-    src = device.upload(np.zeros((n * 32, 32), np.float32), DataFormat.Float16_b)
-    dst = device.allocate((n * 32, 32), DataFormat.Float16_b)
+    src = device.upload(np.zeros((n * 32, 32), np.float32), data_format)
+    dst = device.allocate((n * 32, 32), data_format)
     reader, writer, _compute = program.kernels
     reader.compile_time_args = src.accessor_args() + src.accessor_args()
     writer.compile_time_args = dst.accessor_args()
@@ -167,7 +167,9 @@ def main(cluster: str, out_path: str) -> int:
         for name, build in sorted(registry.discover().items()):
             report["programs"][name] = run_registered(device, name, build)
         for probe, fn in (("cache", lambda: cache_probe(device)), ("allocator", lambda: allocator_probe(ttnn, device)),
-                          ("bf16", lambda: bf16_round_trip(device))):
+                          ("bf16", lambda: bf16_round_trip(device)),
+                          # A Bfp8_b copy with 16-bit DST: the case where bfp8_pack_precise decides the packer's path.
+                          ("bfp8_copy", lambda: device.run(_copy_on(device, 1, data_format=DataFormat.Bfp8_b)).program)):
             try:
                 report[probe] = fn()
             except Exception as e:

@@ -107,6 +107,37 @@ def test_compute_config_reaches_the_generated_headers(mock_run):
     assert any(want_accum in t and want_fidelity in t for t in texts)
 
 
+def _array(text: str, name: str) -> list[int]:
+    body = re.search(name + r"\[32\] = \{\s*([0-9,\s]+)\};", text).group(1)
+    return [int(v) for v in body.replace("\n", "").split(",") if v.strip()]
+
+
+TF32, FLOAT32 = 4, 0  # tt::DataFormat values in the generated headers
+
+
+@pytest.mark.parametrize("name", sorted(n for n in REGISTERED if n.startswith(("gdn/", "flash_attention/"))))
+def test_unpack_to_dest_cbs_unpack_as_float32_and_other_fp32_cbs_as_tf32(mock_run, name):
+    """What tt-metal's JIT configured the unpacker to produce for each fp32 CB of each compute kernel:
+    Float32 (straight to DST) exactly for the CBs the program put in UnpackToDestFp32 mode."""
+    program = _offline(name)
+    for k in program.kernels:
+        if k.role is not Role.COMPUTE:
+            continue
+        on = set(k.cores.cores())
+        fp32 = {cb.index for cb in program.circular_buffers
+                if cb.data_format.name == "Float32" and on & set(cb.cores.cores())}
+        want = {i: (FLOAT32 if i in k.compute_config.unpack_to_dest_fp32 else TF32) for i in fp32}
+        found = [_array(t, "unpack_dst_format") for t in _generated(mock_run, k.source.stem, "chlkc_descriptors.h")]
+        assert any(all(f[i] == v for i, v in want.items()) for f in found), (k.name, want)
+
+
+def test_a_bfp8_copy_with_precise_packing_dispatches(mock_run):
+    """bfp8_pack_precise reaches tt-metal and compiles; which rounding the packer then does only a card shows."""
+    assert mock_run.report["bfp8_copy"] == "copy_1x1"
+    texts = [(d / "chlkc_descriptors.h").read_text() for d in Path(mock_run.env.cache).glob("*/kernels/compute_op/*")]
+    assert any(_array(t, "pack_dst_format")[16] == 6 for t in texts)  # the Bfp8_b copy's output CB
+
+
 def test_compile_command_count_is_reported(mock_run):
     links = [c for c in mock_run.commands if any(a.endswith(".elf") for a in c) and "-c" not in c]
     assert len(links) >= sum(len(_offline(n).kernels) for n in REGISTERED) // 2

@@ -66,5 +66,8 @@ def transpose_wh_program(src, dst, *, grid: tuple[int, int] = (1, 1)) -> Program
                     runtime_args={c: [dst.address, n, s] for c, n, s in work})
     fp32 = src.data_format in (DataFormat.Float32, DataFormat.UInt32)
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, runtime_args={c: [n] for c, n, _ in work},
-                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
+                     compute_config=ComputeConfig(
+                         math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32,
+                         # An fp32 input unpacks straight to DST (transpose_wh's 32-bit path), not as TF32.
+                         unpack_to_dest_fp32=frozenset({CB_IN}) if src.data_format is DataFormat.Float32 else frozenset()))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name="upstream_transpose_wh")
