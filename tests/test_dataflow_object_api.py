@@ -145,3 +145,23 @@ def test_moving_a_fifo_pointer_by_hand_stops_the_run(sim):
 def test_failed_assert_stops_the_run_with_its_line(sim):
     with pytest.raises(SimError, match=r"ASSERT: kernel assertion failed at line \d+"):
         sim.run(probe_program(sim, 2))
+
+
+def test_endpoints_inline_write_and_multicast_increment(sim):
+    x = RNG.standard_normal((32, 32)).astype(np.float32)
+    src = sim.upload(x, DataFormat.Float16_b)
+    dst = sim.allocate(x.shape, DataFormat.Float16_b)
+    a, b = CoreCoord(0, 0), CoreCoord(1, 0)
+    (ax, ay), (bx, by) = sim.worker_noc_coord(a), sim.worker_noc_coord(b)
+    both = CoreRangeSet.of([a, b])
+    try:
+        kernel = Kernel(TEST_KERNELS / "endpoints_probe.cpp", Role.RISCV_0, both, dst.accessor_args(),
+                        runtime_args={a: [0, src.address, dst.address, bx, by, 2],
+                                      b: [1, 0, 0, ax, ay, 2]})
+        sim.run(Program(kernels=[kernel],
+                        circular_buffers=[CircularBuffer(0, src.data_format, src.page_size, 1, both)],
+                        semaphores=[Semaphore(2, both)], name="endpoints"))
+        np.testing.assert_array_equal(sim.download(dst), bf16(x))
+    finally:
+        sim.free(src)
+        sim.free(dst)

@@ -86,10 +86,17 @@ def device_for(args):
 
     if args.backend == "sim":
         return open_device("sim", timing_only=bool(getattr(args, "timing_only", False)),
-                           trace=bool(getattr(args, "trace", None)))
+                           trace=bool(getattr(args, "trace", None)), costs=cost_setting(args))
     if getattr(args, "timing_only", False):
         raise SystemExit("--timing-only is a simulator option; drop it with --backend tt")
     return open_device(args.backend)
+
+
+def cost_setting(args) -> str:
+    """The timing model's cost setting a simulator benchmark runs at (--costs; sim_device.COST_SETTINGS)."""
+    from ttprefill.device.sim_device import DEFAULT_COST_SETTING
+
+    return getattr(args, "costs", None) or DEFAULT_COST_SETTING
 
 
 def finish_trace(args, report) -> None:
@@ -124,6 +131,10 @@ def run(what: str, args) -> dict:
         from ttprefill.engine_bench import engine_bench
 
         return engine_bench(args)
+    if what == "calibration":
+        from ttprefill.calibration import bench_calibration
+
+        return bench_calibration(args)
     if what == "checkpoints":
         from ttprefill.engine_bench import checkpoint_sweep
 

@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.set_defaults(func=cmd_prefill)
 
     bench = sub.add_parser("bench", help="benchmarks; --json prints one JSON object on stdout")
-    bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints"])
+    bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration"])
     _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seq", type=_positive_int, default=None)
@@ -157,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages")
     bench.add_argument("--fidelity", default=None, choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"])
     bench.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace of the run to this file")
+    bench.add_argument("--costs", default=None, choices=["low", "central", "high", "v1"],
+                       help="simulator: the timing model's uncertain costs at the low end, central value or high end "
+                            "of their ranges (docs/TIMING.md)")
     bench.set_defaults(func=cmd_bench)
 
     drift = sub.add_parser("drift", help="check the simulator's kernel API against the pinned ttnn headers")

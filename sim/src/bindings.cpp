@@ -9,6 +9,7 @@
 
 #include "device.h"
 #include "numerics.h"
+#include "timing.h"
 
 namespace py = pybind11;
 using namespace ttsim;
@@ -25,6 +26,7 @@ ProgramSpec program_from_dict(const py::dict& d) {
     p.name = d["name"].cast<std::string>();
     p.timing_only = d["timing_only"].cast<bool>();
     p.trace = d.contains("trace") && d["trace"].cast<bool>();
+    if (d.contains("cost_setting")) p.cost_setting = d["cost_setting"].cast<int>();
     for (auto kh : d["kernels"].cast<py::list>()) {
         auto k = kh.cast<py::dict>();
         KernelSpec ks;
@@ -39,9 +41,9 @@ ProgramSpec program_from_dict(const py::dict& d) {
         ks.fidelity = MathFidelity(k["fidelity"].cast<int>());
         ks.fp32_dest = k["fp32_dest"].cast<bool>();
         ks.approx = k["approx"].cast<bool>();
+        if (k.contains("unpack_to_dest_fp32")) ks.unpack_to_dest_fp32 = k["unpack_to_dest_fp32"].cast<uint32_t>();
         p.kernels.push_back(std::move(ks));
     }
-        if (k.contains("unpack_to_dest_fp32")) ks.unpack_to_dest_fp32 = k["unpack_to_dest_fp32"].cast<uint32_t>();
     for (auto ch : d["cbs"].cast<py::list>()) {
         auto c = ch.cast<py::dict>();
         CBSpec cb;
@@ -164,6 +166,7 @@ PYBIND11_MODULE(_sim, m) {
         });
 
     m.def("tile_bytes", [](int fmt) { return tile_bytes(DataFormat(fmt)); });
+    m.attr("timing_model_version") = timing::kModelVersion;
     m.def("pack_tile", [](int fmt, py::array_t<float, py::array::c_style | py::array::forcecast> values) {
         auto v = as_floats(values, TILE_ELEMS, "pack_tile");
         uint32_t n = tile_bytes(DataFormat(fmt));

@@ -150,7 +150,8 @@ void Scheduler::charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int
     // The two unpackers run side by side, each at most kUnpackBytesPerCycle, together at most
     // kUnpackJointBytesPerCycle (they share L1 ports).
     const uint64_t cycles = std::max({ceil_div(a, timing::kUnpackBytesPerCycle), ceil_div(b, timing::kUnpackBytesPerCycle),
-                                      ceil_div(a + b, timing::kUnpackJointBytesPerCycle)});
+                                      ceil_div(a + b, timing::kUnpackJointBytesPerCycle)}) +
+                            costs().llk_call;
     // srcA/srcB are double-buffered: the unpackers fill one bank while math works on the other, so
     // the next unpack may start once the FPU has started on the previous operands. SFPU ops work on
     // DST alone (VectorUnit.md) and do not hold the unpackers back.
@@ -162,6 +163,7 @@ void Scheduler::charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int
 
 void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
     Fiber& f = me();
+    cycles += costs().llk_call;
     // Math consumes what the unpacker delivered: it starts no earlier than the unpack finished.
     uint64_t start = std::max(cs.t_math, cs.t_unpack);
     if (fpu) {
@@ -183,6 +185,19 @@ void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
 
 // ---------------------------------------------------------------- configuration
 
+void Scheduler::charge_init(ComputeState& cs, bool unpack, bool math, bool pack) {
+    const uint64_t c = costs().init_site;
+    if (c == 0) return;
+    Fiber& f = me();
+    // A reprogrammed unpacker waits for the math thread to be done with the operands it holds, and the
+    // packer's reconfiguration for the packs in flight: each thread takes the cost in its own order.
+    if (unpack) cs.t_unpack += c, cs.unpack_busy += c, counters_.unpack_busy_cycles += c;
+    if (math) cs.t_math += c, cs.math_busy += c;
+    if (pack) cs.t_pack += c, cs.pack_busy += c, counters_.pack_busy_cycles += c;
+    f.busy += c;
+    f.clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
+}
+
 void Scheduler::hw_startup(int cb_a, int cb_b, int cb_out) {
     ComputeState& cs = compute_state("compute_kernel_hw_startup");
     cb_of(cb_a, "compute_kernel_hw_startup");
@@ -192,18 +207,21 @@ void Scheduler::hw_startup(int cb_a, int cb_b, int cb_out) {
     cs.srca_cb = cb_a;
     cs.srcb_cb = cb_b;
     cs.pack_cb = cb_out;
+    charge_init(cs, true, true, true);
 }
 
 void Scheduler::unpack_reconfig(int cb_a, int cb_b) {
     ComputeState& cs = compute_state("reconfig_data_format");
     if (cb_a >= 0) cs.srca_cb = (cb_of(cb_a, "reconfig_data_format"), cb_a);
     if (cb_b >= 0) cs.srcb_cb = (cb_of(cb_b, "reconfig_data_format"), cb_b);
+    charge_init(cs, true, false, false);
 }
 
 void Scheduler::pack_reconfig(int cb_out) {
     ComputeState& cs = compute_state("pack_reconfig_data_format");
     cb_of(cb_out, "pack_reconfig_data_format");
     cs.pack_cb = cb_out;
+    charge_init(cs, false, false, true);
 }
 
 void Scheduler::fpu_init(FpuOp op, Bcast bcast, int cb_a, int cb_b, uint32_t flags) {
@@ -218,6 +236,7 @@ void Scheduler::fpu_init(FpuOp op, Bcast bcast, int cb_a, int cb_b, uint32_t fla
     cs.init_cb_b = cb_b;
     // An FPU init reprograms the unpacker, so the SFPU's own set-up stays but srcA/srcB follow the init.
     me().busy += timing::kApiCallCycles;
+    charge_init(cs, true, true, false);
 }
 
 void Scheduler::sfpu_init(SfpuOp op) {
@@ -225,6 +244,7 @@ void Scheduler::sfpu_init(SfpuOp op) {
     cs.sfpu_op = op;
     cs.sfpu_setup_name.clear();
     cs.cumsum_carry_valid = false;
+    charge_init(cs, false, true, false);
 }
 
 void Scheduler::sfpu_setup(const char* init_name, const uint32_t* init_params) {
@@ -234,6 +254,7 @@ void Scheduler::sfpu_setup(const char* init_name, const uint32_t* init_params) {
     if (init_params) std::copy(init_params, init_params + kSfpuMaxParams, cs.sfpu_setup_params.begin());
     cs.sfpu_op.reset();
     cs.cumsum_carry_valid = false;
+    charge_init(cs, false, true, false);
 }
 
 // ---------------------------------------------------------------- DST protocol
@@ -382,7 +403,8 @@ void Scheduler::matmul_block(int cb_a, int cb_b, int tile_a, int tile_b, int dst
     uint64_t tiles = uint64_t(rt) * ct;
     counters_.matmul_tiles += tiles;
     counters_.fpu_flops += tiles * 2ull * TILE_DIM * TILE_DIM * TILE_DIM;
-    charge_math(cs, tiles * timing::kMatmulTileCyclesPerPhase * fidelity_phases(fidelity), true);
+    const uint64_t ideal = tiles * timing::kMatmulTileCyclesPerPhase * fidelity_phases(fidelity);
+    charge_math(cs, ideal + uint64_t(double(ideal) * costs().matmul_tile_extra + 0.5), true);
 }
 
 void Scheduler::reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) {
@@ -563,7 +585,7 @@ void Scheduler::pack_untilize(int cb, int dst, int block_ct, int full_ct, int co
         }
     }
     const uint64_t bytes = uint64_t(block_ct) * TILE_ELEMS * datum;
-    const uint64_t cycles = (bytes + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle;
+    const uint64_t cycles = (bytes + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle + costs().llk_call;
     cs.t_pack += cycles;
     me().busy += cycles;
     cs.pack_busy += cycles;
@@ -678,6 +700,7 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t, uint32_t) 
 void Scheduler::sfpu_init_on_pack(SfpuOp op) {
     ComputeState& cs = compute_state("exp_packthread_tile_init");
     cs.pack_sfpu_op = op;
+    charge_init(cs, false, false, true);
 }
 
 // exp_packthread_tile: the pack thread runs the SFPU on DST while it holds DST (between tile_regs_wait
@@ -823,7 +846,8 @@ void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
             ttsim::pack_tile(c.format, cs.dst[dst].data(), out);
         }
     }
-    uint64_t cycles = (tile_bytes(c.format) + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle;
+    uint64_t cycles = (tile_bytes(c.format) + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle +
+                      costs().llk_call;
     cs.t_pack += cycles;
     me().busy += cycles;
     cs.pack_busy += cycles;

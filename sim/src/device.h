@@ -80,6 +80,7 @@ struct ProgramSpec {
     std::vector<SemaphoreSpec> semaphores;
     bool timing_only = false;  // run control flow, CB traffic and costs; skip tile arithmetic
     bool trace = false;        // record per-fiber spans (busy work and waits) for a Chrome trace
+    int cost_setting = 3;      // timing::CostSetting: which end of the uncertain costs' ranges to charge
 };
 
 struct RoleStats {

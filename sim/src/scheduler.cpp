@@ -93,7 +93,7 @@ void Scheduler::setup(const ProgramSpec& program) {
     error_.reset();
     counters_ = Counters{};
     fibers_.clear();
-    for (auto& d : dram_ledger_) d.reset(timing::kDramChannelBytesPerCycle);
+    for (auto& d : dram_ledger_) d.reset(timing::kDramChannelPeakBytesPerCycle * costs().dram_efficiency);
     for (auto& p : port_ledger_)
         for (auto& l : p) l.reset(timing::kNocLinkBytesPerCycle);
     dram_busy_cycles_ = 0;
@@ -544,7 +544,7 @@ Core& Scheduler::core_at(uint32_t noc_x, uint32_t noc_y, const char* what) {
 uint64_t Scheduler::noc_latency(uint32_t x, uint32_t y) const {
     const CoreXY& me_xy = current_->core->xy;
     uint32_t hops = uint32_t(std::abs(int(x) - me_xy.x) + std::abs(int(y) - me_xy.y));
-    return timing::kNocBaseLatency + timing::kNocCyclesPerHop * hops;
+    return costs().l1_latency + timing::kNocCyclesPerHop * hops;
 }
 
 // ---------------------------------------------------------------- NoC transfers
@@ -578,7 +578,7 @@ uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency) {
     uint64_t done = port_ledger_[core_index][noc].reserve(f.clock, link_bytes);
     if (dram_bank >= 0) {
         done = std::max(done, dram_ledger_[dram_bank].reserve(f.clock, double(size)));
-        dram_busy_cycles_ += uint64_t(double(size) / timing::kDramChannelBytesPerCycle + 0.5);
+        dram_busy_cycles_ += uint64_t(double(size) / (timing::kDramChannelPeakBytesPerCycle * costs().dram_efficiency) + 0.5);
     }
     return done + latency;
 }
@@ -604,7 +604,7 @@ void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
             raise(e.what());
         }
         counters_.dram_read_bytes += size;
-        latency = timing::kNocBaseLatency;
+        latency = costs().dram_latency;
     } else {
         Core& c = core_at(x, y, "noc_async_read");
         uint64_t off = noc_local_of(src);
@@ -634,7 +634,7 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
             raise(e.what());
         }
         counters_.dram_write_bytes += size;
-        latency = timing::kNocBaseLatency;
+        latency = costs().dram_latency;
     } else {
         Core& c = core_at(x, y, "noc_async_write");
         uint64_t off = noc_local_of(dst);

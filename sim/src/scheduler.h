@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "device.h"
+#include "timing.h"
 #include "../include/ttsim/kernel_api.h"
 
 namespace ttsim {
@@ -230,13 +231,17 @@ private:
     void require_math(const char* what);
     const uint8_t* front_tile(int cb, int tile, const char* what);
     void load_operand(int cb, int tile, float* out, bool fpu_operand, const char* what);
+    bool unpacks_to_dest(int cb, const char* what);
     void finish_dst_write(int dst);
     void require_fpu_init(FpuOp op, Bcast bcast, const char* what);
-    bool unpacks_to_dest(int cb, const char* what);
     // Unpack tiles_srca tiles of cb_srca to srcA (or DST) and tiles_srcb of cb_srcb to srcB.
     void charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int cb_srcb, int tiles_srcb);
     void charge_math(ComputeState& cs, uint64_t cycles, bool fpu);
     uint64_t noc_latency(uint32_t x, uint32_t y) const;
+    // The program's cost setting (timing.h): the uncertain costs at their low, central or high end.
+    const timing::Costs& costs() const { return timing::costs(timing::CostSetting(program_->cost_setting)); }
+    // An init or reconfig call site: its cost on each compute pipeline it reprograms.
+    void charge_init(ComputeState& cs, bool unpack, bool math, bool pack);
     // Time a NoC transfer issued now: it waits for this core's NoC port (and the DRAM channel, for a
     // DRAM bank), occupies them for size / rate cycles, and completes after the flight latency.
     uint64_t transfer(int dram_bank, uint32_t size, uint64_t latency);

@@ -22,6 +22,10 @@ from .program import (
 from .tensor import DeviceTensor
 
 _ROLE_CODES = {Role.RISCV_0: 0, Role.RISCV_1: 1, Role.COMPUTE: 2}
+# The timing model's cost settings (sim/src/timing.h, CostSetting): the costs no Wormhole measurement pins
+# down taken at the low end of their ranges, the central value or the high end; "v1" is model 1.
+COST_SETTINGS = {"low": 0, "central": 1, "high": 2, "v1": 3}
+DEFAULT_COST_SETTING = "v1"
 CLOCK_HZ = 1.0e9  # Wormhole's clock (WORMHOLE.md): modeled seconds = cycles / 1e9
 
 
@@ -37,6 +41,11 @@ def _import_sim():
             "the simulator extension ttprefill._sim is not built; run `pip install -e .` (scripts/test does this)"
         ) from e
     return _sim
+
+
+def model_version() -> str:
+    """The timing model's version (sim/src/timing.h): what every modeled figure was computed with."""
+    return _import_sim().timing_model_version
 
 
 @dataclass
@@ -67,11 +76,14 @@ class SimDevice:
     kind = "sim"
     grid = (8, 8)
 
-    def __init__(self, timing_only: bool = False, trace: bool = False):
+    def __init__(self, timing_only: bool = False, trace: bool = False, costs: str = DEFAULT_COST_SETTING):
         self._sim = _import_sim()
+        if costs not in COST_SETTINGS:
+            raise ValueError(f"unknown cost setting {costs!r}; choose one of {', '.join(COST_SETTINGS)}")
         self._device = self._sim.Device()
         self.timing_only = timing_only
         self.trace = trace
+        self.costs = costs
         self.last_report: RunReport | None = None
         # Addresses of the tensors the host has written since they were allocated. In a timing-only run
         # kernels' DRAM writes are dropped (sim/src/scheduler.cpp), so every other tensor reads as zeros:
@@ -165,6 +177,7 @@ class SimDevice:
             "name": program.name,
             "timing_only": self.timing_only,
             "trace": self.trace,
+            "cost_setting": COST_SETTINGS[self.costs],
             "kernels": [self._kernel_spec(k, so) for k, so in zip(kernels, so_paths)],
             "cbs": self._cb_specs(program),
             "semaphores": [
@@ -197,6 +210,7 @@ class SimDevice:
             "fidelity": int(cfg.math_fidelity) if cfg else 4,
             "fp32_dest": bool(cfg.fp32_dest_acc_en) if cfg else False,
             "approx": bool(cfg.math_approx_mode) if cfg else False,
+            "unpack_to_dest_fp32": sum(1 << cb for cb in cfg.unpack_to_dest_fp32) if cfg else 0,
         }
 
     @staticmethod
@@ -209,4 +223,3 @@ class SimDevice:
                             "page_size": cb.page_size, "num_pages": cb.num_pages, "l1_offset": offset})
                 offset += -(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
         return out
-            "unpack_to_dest_fp32": sum(1 << cb for cb in cfg.unpack_to_dest_fp32) if cfg else 0,

@@ -846,7 +846,7 @@ def attention_bench(args) -> dict:
         q_all, k_all, v_all = (rng.standard_normal((seq, h, d)).astype(np.float32) for h in (hq, hkv, hkv))
     else:  # timing only: values do not matter, and zeros cost no host memory (np.zeros maps lazily)
         q_all, k_all, v_all = (np.zeros((seq, h, d), np.float32) for h in (hq, hkv, hkv))
-    device = SimDevice(timing_only=not numerics, trace=bool(trace_path))
+    device = SimDevice(timing_only=not numerics, trace=bool(trace_path), costs=_arg(args, "costs", None) or "v1")
     pages = _ceil_div(seq, page_tokens)
     cache = KVCache.create(device, pages, page_tokens, hkv, d, page_format)
     table = list(range(pages))

@@ -163,6 +163,9 @@ public:
     virtual uint32_t cb_fifo(int cb, CbFifo field) = 0;
     // A NoC atomic increment of the same semaphore word in every core of a multicast rectangle.
     virtual void semaphore_inc_multicast(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests) = 0;
+    // A NoC write of one 32-bit value carried in the request itself (no L1 source); byte_enable picks
+    // which of its four bytes land.
+    virtual void noc_write_inline(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable) = 0;
 };
 
 }  // namespace ttsim

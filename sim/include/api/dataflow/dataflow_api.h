@@ -9,6 +9,7 @@
 #include "api/tensor/tensor_accessor.h"
 #include "chlkc_descriptors.h"
 #include "internal/circular_buffer_interface.h"
+#include "internal/risc_attribs.h"
 #include "ttsim/common.h"
 
 // Wormhole NoC constants kernels use by name.
@@ -218,6 +219,88 @@ template <bool DRAM, uint32_t tile_hw>
 FORCE_INLINE void noc_async_write_tile(
     const uint32_t id, const InterleavedAddrGenFast<DRAM, tile_hw>& addrgen, uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
     noc_async_write_page(id, addrgen, src_local_l1_addr, 0, 0, noc);
+}
+
+// Single-packet forms: the same transfer for the simulator, which does not split by packet.
+template <bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_read_one_packet(
+    uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size, uint8_t noc = noc_index,
+    uint32_t read_req_vc = NOC_UNICAST_WRITE_VC) {
+    (void)noc;
+    (void)read_req_vc;
+    TTSIM->noc_read(src_noc_addr, dst_local_l1_addr, size);
+}
+template <bool enable_noc_tracing = true, bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet(
+    std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr, std::uint32_t size, uint8_t noc = noc_index,
+    uint32_t vc = NOC_UNICAST_WRITE_VC) {
+    (void)noc;
+    (void)vc;
+    TTSIM->noc_write(src_local_l1_addr, dst_noc_addr, size);
+}
+template <bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_write_multicast_one_packet(
+    std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr_multicast, std::uint32_t size, std::uint32_t num_dests,
+    bool linked = false, uint8_t noc = noc_index) {
+    (void)linked;
+    (void)noc;
+    TTSIM->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, false);
+}
+
+// ---- transaction ids. The simulator keeps one outstanding-read and one outstanding-write time per
+// kernel, not one per id: tagging a transfer has nothing to record, and a barrier on one id waits for
+// every transfer of the kernel (never less than the device would wait).
+constexpr uint8_t write_cmd_buf = 0;
+constexpr uint8_t read_cmd_buf = 1;
+constexpr uint8_t write_reg_cmd_buf = 2;
+constexpr uint8_t write_at_cmd_buf = 3;
+
+FORCE_INLINE void noc_async_read_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+    (void)trid;
+    (void)noc;
+}
+FORCE_INLINE void noc_async_write_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+    (void)trid;
+    (void)noc;
+}
+FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    (void)trid;
+    (void)noc;
+    TTSIM->noc_read_barrier();
+}
+FORCE_INLINE void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    (void)trid;
+    (void)noc;
+    TTSIM->noc_write_barrier();
+}
+FORCE_INLINE void noc_async_write_flushed_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    (void)trid;
+    (void)noc;
+    TTSIM->noc_writes_flushed();
+}
+template <bool update_counter = true, bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_with_trid(
+    uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size, uint32_t trid, uint8_t cmd_buf = write_cmd_buf,
+    uint8_t noc = noc_index, uint8_t vc = NOC_UNICAST_WRITE_VC) {
+    (void)trid;
+    (void)cmd_buf;
+    (void)noc;
+    (void)vc;
+    TTSIM->noc_write(src_local_l1_addr, dst_noc_addr, size);
+}
+
+// ---- a 32-bit value written over the NoC from the request itself (no L1 source)
+template <InlineWriteDst dst_type = InlineWriteDst::DEFAULT, bool posted = false, bool flush = true>
+FORCE_INLINE void noc_inline_dw_write(
+    uint64_t addr, uint32_t val, uint8_t be = 0xF, uint8_t noc = noc_index, uint8_t vc = NOC_UNICAST_WRITE_VC,
+    uint32_t customized_src_addr = 0) {
+    (void)noc;
+    (void)vc;
+    (void)customized_src_addr;
+    if constexpr (dst_type == InlineWriteDst::REG) {
+        TTSIM->fail("noc_inline_dw_write", "not modeled by the simulator: writes to stream registers");
+    }
+    TTSIM->noc_write_inline(addr, val, be);
 }
 
 inline void noc_async_read_barrier(uint8_t noc = noc_index) {

@@ -253,12 +253,16 @@ public:
     void inline_dw_write(
         const Dst& dst, uint32_t val, const dst_args_t<Dst>& dst_args, uint8_t be = 0xF,
         const NocOptVals& noc_opts = {}) const {
-        (void)dst;
-        (void)val;
-        (void)dst_args;
-        (void)be;
+        static_assert(!has_flag(opts, NocOptions::TXN_ID), "TxnId is not supported for inline_dw_write");
+        static_assert(!(has_flag(opts, NocOptions::INLINE_L1) && has_flag(opts, NocOptions::INLINE_REG)),
+                      "INLINE_L1 and INLINE_REG are mutually exclusive in inline_dw_write");
+        static_assert(!std::is_same_v<Dst, MulticastEndpoint>);
         (void)noc_opts;
-        TTSIM->fail("Noc::inline_dw_write", "not modeled by the simulator: it has no inline (register-sourced) NoC write");
+        constexpr auto dst_type = has_flag(opts, NocOptions::INLINE_REG) ? InlineWriteDst::REG
+                                  : has_flag(opts, NocOptions::INLINE_L1) ? InlineWriteDst::L1
+                                                                          : InlineWriteDst::DEFAULT;
+        noc_inline_dw_write<dst_type, has_flag(opts, NocOptions::POSTED)>(
+            dst_address<AddressType::NOC>(dst, dst_args), val, be, noc_id_);
     }
 
     bool is_read_trid_flushed(uint32_t trid) const {

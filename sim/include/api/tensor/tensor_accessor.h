@@ -46,6 +46,24 @@ struct TensorAccessor {
         return TTSIM->dram_page_noc_addr(bank_base_address, page_id, aligned_page_size, offset);
     }
     uint32_t get_aligned_page_size() const { return aligned_page_size; }
+    constexpr uint32_t get_bank_base_address() const { return bank_base_address; }
+
+    // Whether a bank, a NoC address or a page is in this core's own memory: never, for the DRAM
+    // tensors the simulator has.
+    bool is_local_bank(uint32_t virtual_x, uint32_t virtual_y, uint8_t noc = noc_index) const {
+        (void)noc;
+        return virtual_x == TTSIM->my_noc_x() && virtual_y == TTSIM->my_noc_y();
+    }
+    bool is_local_addr(const uint64_t noc_addr, uint8_t noc = noc_index) const {
+        (void)noc_addr;
+        (void)noc;
+        return false;
+    }
+    bool is_local_page(const uint32_t page_id, uint8_t noc = noc_index) const {
+        (void)page_id;
+        (void)noc;
+        return false;
+    }
 };
 
 template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>

@@ -32,6 +32,7 @@ struct TensorAccessorArgs {
     // Config 0 is what the host emits for an absent optional tensor (TensorAccessorArgs(nullptr)): kernels
     // declare such args unconditionally and never read through them, so they compile here and fail if used.
     static constexpr bool is_null = config == 0;
+    static constexpr bool is_interleaved = !is_sharded;
     static_assert(!is_sharded, "the simulator supports interleaved tensors only");
     static_assert(is_dram || is_null, "the simulator supports DRAM tensors only");
     static_assert(!page_size_is_crta, "the simulator needs the page size as a compile-time argument");
