@@ -811,6 +811,24 @@ void Scheduler::semaphore_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t 
     advance(timing::kNocIssueCycles);
 }
 
+void Scheduler::noc_write_inline(uint64_t dst, uint32_t value, uint32_t byte_enable) {
+    ++counters_.api_calls;
+    uint32_t x = noc_x_of(dst), y = noc_y_of(dst);
+    if (is_dram_coord(x, y)) raise("noc_inline_dw_write: inline writes go to a core's L1 or registers, not DRAM");
+    Core& c = core_at(x, y, "noc_inline_dw_write");
+    uint64_t off = noc_local_of(dst);
+    if (off % 4 != 0 || off + 4 > kL1Bytes) raise("noc_inline_dw_write: destination is not a 4-byte word of L1");
+    for (int b = 0; b < 4; ++b) {
+        if (byte_enable & (1u << b)) c.l1[off + b] = uint8_t(value >> (8 * b));
+    }
+    uint64_t latency = noc_latency(x, y);
+    c.sem_time[uint32_t(off)] = me().clock + latency;  // often a semaphore or flag a waiter polls
+    counters_.noc_bytes += 4;
+    Fiber& f = me();
+    f.write_done = std::max(f.write_done, transfer(-1, 4, latency));
+    advance(timing::kNocIssueCycles);
+}
+
 // ---------------------------------------------------------------- the device
 
 Device::Device() : scheduler_(std::make_unique<Scheduler>(dram_)) {}

@@ -206,6 +206,7 @@ public:
     void fail(const char* call, const char* message) override;
     uint32_t cb_fifo(int cb, CbFifo field) override;
     void semaphore_inc_multicast(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests) override;
+    void noc_write_inline(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable) override;
 
     static void fiber_trampoline(unsigned lo, unsigned hi);
 
