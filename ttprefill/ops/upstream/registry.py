@@ -27,8 +27,6 @@ from typing import Callable
 
 from ttprefill.reference.metrics import pcc, rel_rms
 
-# The modules whose import registers entries.
-MODULES = ("sdpa", "gated_delta_rule", "normalization")
 
 
 class ConformanceError(AssertionError):
@@ -69,8 +67,14 @@ def register(name: str, family: str, kernels: tuple[str, ...]):
 
 
 def discover() -> dict[str, UpstreamProgram]:
-    for module in MODULES:
-        importlib.import_module(f"ttprefill.ops.upstream.{module}")
+    """Import every module of ttprefill.ops.upstream (their @register lines run) and return the entries."""
+    import pkgutil
+
+    import ttprefill.ops.upstream as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name != "registry":
+            importlib.import_module(f"ttprefill.ops.upstream.{module.name}")
     return PROGRAMS
 
 

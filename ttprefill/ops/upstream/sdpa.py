@@ -232,9 +232,9 @@ def sdpa_program(device, s: SdpaShape, t: SdpaTensors | None = None, max_cores: 
 
     defines = {k: str(v) for k, v in p.granularity.items()}
     defines["EXP_APPROX_MODE"] = "1" if s.exp_approx else "0"
-    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, reader_ct, dict(defines))
-    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, writer_ct, dict(defines))
-    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, compute_ct, dict(defines),
+    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, reader_ct, defines=dict(defines))
+    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, writer_ct, defines=dict(defines))
+    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, compute_ct, defines=dict(defines),
                      compute_config=ComputeConfig(s.fidelity, s.fp32_dest_acc, s.exp_approx))
     for core, (start, count) in zip(p.cores, p.q_ranges):
         # num_phases 1, no chunk offset, no read/write offset; then this core's global Q range.

@@ -10,7 +10,12 @@
 #include "chlkc_descriptors.h"
 #include "internal/circular_buffer_interface.h"
 #include "internal/risc_attribs.h"
+#include "internal/dataflow/dataflow_api_addrgen.h"
 #include "ttsim/common.h"
+// VALID / INVALID and the other host-device constants, from the pinned wheel when it is on the include path.
+#if __has_include("hostdevcommon/common_values.hpp")
+#include "hostdevcommon/common_values.hpp"
+#endif
 
 // Wormhole NoC constants kernels use by name.
 #ifndef NOC_MAX_BURST_SIZE
@@ -56,7 +61,12 @@ inline uint8_t get_relative_logical_y() { return TTSIM->my_logical_y(); }
 // ---- circular buffers
 inline void cb_push_back(const int32_t operand, const int32_t num_pages) { TTSIM->cb_push_back(operand, num_pages); }
 inline void cb_pop_front(int32_t operand, int32_t num_pages) { TTSIM->cb_pop_front(operand, num_pages); }
-inline std::int32_t get_tile_size(const std::int32_t operand) { return TTSIM->cb_page_size(operand); }
+// The tile size of the CB's format, baked into the build like the format (tt-metal's unpack_tile_size),
+// so kernels may use it in constant expressions; a CB the build was not given reads its page size.
+constexpr std::int32_t get_tile_size(const std::int32_t operand) {
+    if (unpack_tile_size[operand] != 0) return unpack_tile_size[operand];
+    return TTSIM->cb_page_size(operand);
+}
 // A CB's format as tt-metal's JIT bakes it into every kernel of the program (chlkc_descriptors.h), so
 // kernels can use it as a template argument.
 constexpr DataFormat get_dataformat(const std::int32_t operand) { return DataFormat(unpack_src_format[operand]); }
