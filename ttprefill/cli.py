@@ -93,7 +93,12 @@ def cmd_bench(args) -> int:
     from ttprefill import bench
 
     _check_bench_args(args)
-    result = bench.run(args.what, args)
+    if args.peer:
+        from ttprefill import peers
+
+        result = peers.run(args.what, args)
+    else:
+        result = bench.run(args.what, args)
     _emit(result, args.json)
     return 0
 
@@ -157,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages")
     bench.add_argument("--fidelity", default=None, choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"])
     bench.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace of the run to this file")
+    bench.add_argument("--peer", action="store_true",
+                       help="attention, gdn: also run tt-metal's own kernel for the same shape (sdpa, "
+                            "chunk_gated_delta_rule) at every cost setting; report both and the speedup as bands")
     bench.add_argument("--costs", default=None, choices=["low", "central", "high", "v1"],
                        help="simulator: the timing model's uncertain costs at the low end, central value or high end "
                             "of their ranges (docs/TIMING.md)")
