@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .device import jit, metal2, ttnn_env
-from .device.program import ComputeConfig, Kernel, CoreRangeSet, Role
+from .device.program import ComputeConfig, CoreRangeSet, DataFormat, Kernel, Role
+
+# A kernel is compiled with the arguments a registered conformance program gives it (the CB formats too);
+# one no program builds gets placeholders: enough compile-time words that no kernel indexes past them, each 2
+# (an interleaved DRAM TensorAccessorArgs config word, a small count elsewhere), and every CB in bf16, so a
+# kernel fails for what the simulator lacks rather than for args nobody supplied.
+PLACEHOLDER_CT_ARGS = (2,) * 128
+PLACEHOLDER_CB_FORMATS = {"TTSIM_CB_FORMATS": ",".join([str(int(DataFormat.Float16_b))] * 32)}
 
 FAMILIES = ("eltwise", "matmul", "reduction", "normalization", "transformer", "data_movement")
 OPERATIONS_SUBDIR = Path("ttnn") / "cpp" / "ttnn" / "operations"
@@ -36,6 +43,7 @@ class FileResult:
     missing_headers: list[str] = field(default_factory=list)
     missing_symbols: list[str] = field(default_factory=list)
     first_error: str = ""
+    args_from: str = "placeholders"  # or the conformance program whose arguments it was compiled with
 
 
 def operations_root() -> Path:
@@ -87,30 +95,64 @@ def _symbols(stderr: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _check(path: Path, package: Path, cache: Path) -> FileResult:
+_NAMED_CT_ARG = re.compile(r'get_named_compile_time_arg_val\(\s*"(\w+)"\s*\)')
+
+
+def representative_kernels() -> dict[Path, tuple[str, Kernel, list]]:
+    """source -> (program name, kernel, the program's CBs) for every kernel a registered conformance
+    program builds (ttprefill.ops.upstream.registry entries that give `build`)."""
+    from .device.offline_device import OfflineDevice
+    from .ops.upstream import registry
+
+    out: dict[Path, tuple[str, Kernel, list]] = {}
+    for name, entry in sorted(registry.discover().items()):
+        if entry.build is None:
+            continue
+        try:
+            program = entry.build(OfflineDevice())
+        except Exception:  # a builder that fails shows in the conformance count; placeholders stand in here
+            continue
+        for k in program.kernels:
+            out.setdefault(k.source.resolve(), (name, k, program.circular_buffers))
+    return out
+
+
+def _request(path: Path, representative: tuple[str, Kernel, list] | None) -> tuple[jit.BuildRequest, str]:
+    if representative is not None:
+        name, kernel, cbs = representative
+        return jit.BuildRequest.of(kernel, jit.cb_format_defines(kernel, cbs)), name
     role = role_of(path)
-    kernel = Kernel(path, role, CoreRangeSet.of([(0, 0)]),
+    kernel = Kernel(path, role, CoreRangeSet.of([(0, 0)]), compile_time_args=list(PLACEHOLDER_CT_ARGS),
                     compute_config=ComputeConfig() if role is Role.COMPUTE else None)
     kernel = metal2.with_placeholder_bindings(kernel)  # Metal 2.0 kernels need their generated names
-    request = jit.BuildRequest.of(kernel)
+    named = {n: 2 for n in _NAMED_CT_ARG.findall(path.read_text(errors="replace"))}
+    if named:
+        kernel.named_compile_time_args = {**named, **kernel.named_compile_time_args}
+    return jit.BuildRequest.of(kernel, PLACEHOLDER_CB_FORMATS), "placeholders"
+
+
+def _check(path: Path, package: Path, cache: Path, representative=None) -> FileResult:
+    role = role_of(path) if representative is None else representative[1].role
+    request, args_from = _request(path, representative)
     key = cache / f"{request.digest()}.json"
     rel = str(path.relative_to(package))
     if key.exists():
         data = json.loads(key.read_text())
         data["path"] = rel
+        data["args_from"] = args_from
         return FileResult(**data)
     cmd = request.command(Path(os.devnull))
     cmd = [c for c in cmd if c not in ("-shared", "-O2")]
     cmd.insert(1, "-fsyntax-only")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     stderr = proc.stderr
-    result = FileResult(rel, role.value, proc.returncode == 0)
+    result = FileResult(rel, role.value, proc.returncode == 0, args_from=args_from)
     if proc.returncode != 0:
         result.missing_headers = sorted(set(_MISSING_HEADER.findall(stderr)))
         result.missing_symbols = _symbols(stderr)
         first = next((line for line in stderr.splitlines() if "error" in line), stderr[:300])
         result.first_error = first[:400]
-    key.write_text(json.dumps({k: v for k, v in result.__dict__.items() if k != "path"}))
+    key.write_text(json.dumps({k: v for k, v in result.__dict__.items() if k not in ("path", "args_from")}))
     return result
 
 
@@ -121,8 +163,9 @@ def report(families: tuple[str, ...] = FAMILIES, jobs: int | None = None) -> dic
     cache = jit.cache_dir() / "upstream-coverage"
     cache.mkdir(parents=True, exist_ok=True)
     jobs = jobs or max(1, os.cpu_count() or 1)
+    representatives = representative_kernels()
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        results = list(pool.map(lambda p: _check(p, package, cache), files))
+        results = list(pool.map(lambda p: _check(p, package, cache, representatives.get(p.resolve())), files))
     headers = collections.Counter(h for r in results for h in r.missing_headers)
     symbols = collections.Counter(s for r in results for s in r.missing_symbols)
     by_family = {}

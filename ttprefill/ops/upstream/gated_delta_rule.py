@@ -246,13 +246,18 @@ def _check(device, s: CgdrShape, q_heads: int, seed: int) -> dict:
     return metrics
 
 
-@register("chunk_gated_delta_rule/b1_hv2_gqa_k64_v64_t100_c32", "transformer", (READER, COMPUTE, WRITER))
+SMALL_SHAPE = CgdrShape(1, 2, 64, 64, 100, 32)  # four chunks (the last partly padding); GQA 1:2, fp32 gates
+# Batch 2 (the reader finds each head's gates in the token-major batch rows), bf16 gates, two chunks of 32.
+BATCHED_SHAPE = CgdrShape(2, 2, 32, 64, 64, 32, IO)
+
+
+@register("chunk_gated_delta_rule/b1_hv2_gqa_k64_v64_t100_c32", "transformer", (READER, COMPUTE, WRITER),
+          build=lambda device: chunk_gated_delta_rule_program(device, SMALL_SHAPE)[0])
 def _cgdr_small(device) -> dict:
-    # Four chunks (the last partly padding), GQA 1:2, fp32 gates.
-    return _check(device, CgdrShape(1, 2, 64, 64, 100, 32), q_heads=1, seed=1)
+    return _check(device, SMALL_SHAPE, q_heads=1, seed=1)
 
 
-@register("chunk_gated_delta_rule/b2_hv2_k32_v64_t64_c32_bf16_gates", "transformer", (READER, COMPUTE, WRITER))
+@register("chunk_gated_delta_rule/b2_hv2_k32_v64_t64_c32_bf16_gates", "transformer", (READER, COMPUTE, WRITER),
+          build=lambda device: chunk_gated_delta_rule_program(device, BATCHED_SHAPE)[0])
 def _cgdr_batched(device) -> dict:
-    # Batch 2 (the reader finds each head's gates in the token-major batch rows), bf16 gates, two chunks of 32.
-    return _check(device, CgdrShape(2, 2, 32, 64, 64, 32, IO), q_heads=2, seed=2)
+    return _check(device, BATCHED_SHAPE, q_heads=2, seed=2)

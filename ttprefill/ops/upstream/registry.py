@@ -39,6 +39,8 @@ class UpstreamProgram:
     family: str
     kernels: tuple[str, ...]  # upstream kernel sources, relative to ttnn/cpp/ttnn/operations
     check: Callable[[object], dict]
+    # device -> the Program alone (no data, no run): what upstream_coverage compiles these kernels with.
+    build: Callable[[object], object] | None = None
 
 
 @dataclass
@@ -54,13 +56,14 @@ class Outcome:
 PROGRAMS: dict[str, UpstreamProgram] = {}
 
 
-def register(name: str, family: str, kernels: tuple[str, ...]):
-    """Decorator: add `check(device) -> metrics` as a conformance program."""
+def register(name: str, family: str, kernels: tuple[str, ...], build: Callable[[object], object] | None = None):
+    """Decorator: add `check(device) -> metrics` as a conformance program; `build(device) -> Program`, if
+    given, builds the same program without data (OfflineDevice will do)."""
 
     def add(check: Callable[[object], dict]) -> Callable[[object], dict]:
         if name in PROGRAMS:
             raise ValueError(f"upstream program {name!r} registered twice")
-        PROGRAMS[name] = UpstreamProgram(name, family, tuple(kernels), check)
+        PROGRAMS[name] = UpstreamProgram(name, family, tuple(kernels), check, build)
         return check
 
     return add

@@ -270,13 +270,17 @@ def _check(device, s: SdpaShape, seed: int) -> dict:
     return metrics
 
 
-@register("sdpa/causal_b1_q4_kv2_d64_s128", "transformer", (READER, COMPUTE, WRITER))
+GQA_SHAPE = SdpaShape(1, 4, 2, 64, 128)  # GQA 2:1, four Q chunks per head: zigzag ranges span heads and chunks
+BATCHED_SHAPE = SdpaShape(2, 2, 1, 128, 96, 64, 64)  # batch 2, 64-token chunks over 96 tokens: half-padded last
+
+
+@register("sdpa/causal_b1_q4_kv2_d64_s128", "transformer", (READER, COMPUTE, WRITER),
+          build=lambda device: sdpa_program(device, GQA_SHAPE)[0])
 def _sdpa_gqa(device) -> dict:
-    # GQA 2:1, four Q chunks per head: the zigzag ranges span heads and chunks.
-    return _check(device, SdpaShape(1, 4, 2, 64, 128), seed=3)
+    return _check(device, GQA_SHAPE, seed=3)
 
 
-@register("sdpa/causal_b2_q2_kv1_d128_s96_chunk64", "transformer", (READER, COMPUTE, WRITER))
+@register("sdpa/causal_b2_q2_kv1_d128_s96_chunk64", "transformer", (READER, COMPUTE, WRITER),
+          build=lambda device: sdpa_program(device, BATCHED_SHAPE)[0])
 def _sdpa_batched(device) -> dict:
-    # Batch 2, 64-token chunks over 96 tokens: the last chunk is half padding.
-    return _check(device, SdpaShape(2, 2, 1, 128, 96, 64, 64), seed=4)
+    return _check(device, BATCHED_SHAPE, seed=4)
