@@ -13,6 +13,9 @@ enum ThreadId { BriscThreadId = 0, UnpackThreadId = 1, MathThreadId = 2, PackThr
 enum class DataLayout { TILE = 0, ROW_MAJOR = 1 };
 enum DstTileShape { Tile32x32 = 0, Tile32x16 = 1, Tile16x16 = 2 };
 enum class PackMode : std::uint8_t { Default = 0, Untilize = 1, Tilize = 2 };
+// The SFPU API's rounding choices: of a division's quotient, and of an fp32 result stored to bf16 DST.
+enum class RoundingMode : std::uint8_t { None = 0, Trunc = 1, Floor = 2 };
+enum class DstRoundingMode : std::uint8_t { Default = 0, NearestEven = 1 };
 
 constexpr std::uint32_t FACE_HEIGHT = 16;
 constexpr std::uint32_t FACE_WIDTH = 16;

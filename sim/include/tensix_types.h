@@ -2,3 +2,6 @@
 #pragma once
 
 #include "ttsim/common.h"
+
+// Whether a data format is the 32-bit unsigned integer one (UInt32).
+constexpr bool is_uint32_format(DataFormat format) { return format == DataFormat::UInt32; }

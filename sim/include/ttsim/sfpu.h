@@ -115,13 +115,5 @@ inline void ternary_words(const char* name, const char* init_name, uint64_t tile
 
 }  // namespace ttsim::sfpu
 
-// Enums of tt-llk's ckernel_defs.h that only the SFPU API's template parameters use (same values).
-namespace ckernel {
-enum class RoundingMode : std::uint8_t { None = 0, Trunc = 1, Floor = 2 };
-enum class DstRoundingMode : std::uint8_t { Default = 0, NearestEven = 1 };
-}  // namespace ckernel
-
-constexpr bool is_uint32_format(DataFormat format) { return format == DataFormat::UInt32; }
-
 // An API function the simulator declares (so kernels compile) but does not model: stops the run.
 #define TTSIM_NOT_MODELED(call, why) TTSIM->fail(call, "not modeled by the simulator: " why)

@@ -18,6 +18,8 @@ inline uint32_t rsub(uint32_t a, uint32_t b, const uint32_t*) { return (b - a) &
 constexpr uint64_t kCost = 4 * sfpu_cost::kPass;
 }  // namespace ttsim::int_arith
 
+namespace ckernel {
+
 template <DataFormat data_format>
 ALWI void add_int_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     static_assert(data_format == DataFormat::Int32 || is_uint32_format(data_format) || data_format == DataFormat::UInt16,
@@ -26,3 +28,5 @@ ALWI void add_int_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
                                                                   idst1, odst);
 }
 ALWI void add_int_tile_init() { ttsim::sfpu::setup("add_int"); }
+
+}  // namespace ckernel

@@ -9,6 +9,8 @@ namespace ttsim::atan2 {
 inline float value(float y, float x, const uint32_t*) { return std::atan2(y, x); }
 }  // namespace ttsim::atan2
 
+namespace ckernel {
+
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void atan2_binary_tile_init() { ttsim::sfpu::setup("atan2"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
@@ -16,3 +18,5 @@ ALWI void atan2_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary<ttsim::atan2::value>("atan2_binary_tile", "atan2", ttsim::sfpu_cost::kPolynomial + ttsim::sfpu_cost::kRecip,
                                              idst0, idst1, odst);
 }
+
+}  // namespace ckernel

@@ -17,6 +17,8 @@ inline uint32_t xor_words(uint32_t a, uint32_t b, const uint32_t*) { return (a ^
 constexpr uint64_t kCost = 4 * sfpu_cost::kPass;
 }  // namespace ttsim::bitwise2
 
+namespace ckernel {
+
 ALWI void binary_bitwise_tile_init() { ttsim::sfpu::setup("binary_bitwise"); }
 template <DataFormat data_format>
 ALWI void bitwise_and_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
@@ -33,3 +35,5 @@ ALWI void bitwise_xor_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst)
     ttsim::sfpu::binary_words<ttsim::bitwise2::xor_words<data_format>>("bitwise_xor_binary_tile", "binary_bitwise",
                                                                        ttsim::bitwise2::kCost, idst0, idst1, odst);
 }
+
+}  // namespace ckernel

@@ -36,6 +36,8 @@ inline uint32_t ge(uint32_t a, uint32_t b, const uint32_t*) {
 constexpr uint64_t kCost = 6 * sfpu_cost::kPass;
 }  // namespace ttsim::int_comp
 
+namespace ckernel {
+
 template <DataFormat data_format>
 ALWI void eq_int_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::int_comp::eq<data_format>>("eq_int_tile", "eq_int", ttsim::int_comp::kCost, idst0, idst1,
@@ -90,3 +92,5 @@ template <DataFormat data_format>
 ALWI void ge_int_tile_init() {
     ttsim::sfpu::setup("ge_int");
 }
+
+}  // namespace ckernel

@@ -17,6 +17,8 @@ inline uint32_t int32_words(uint32_t a, uint32_t b, const uint32_t*) {
 constexpr uint64_t kCost = sfpu_cost::kRecip + 6 * sfpu_cost::kPass;
 }  // namespace ttsim::fmod2
 
+namespace ckernel {
+
 ALWI void fmod_binary_tile_init() { ttsim::sfpu::setup("fmod_binary"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void fmod_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
@@ -27,3 +29,5 @@ ALWI void fmod_int32_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::fmod2::int32_words>("fmod_int32_tile", "fmod_int32", ttsim::fmod2::kCost, idst0, idst1,
                                                          odst);
 }
+
+}  // namespace ckernel

@@ -16,6 +16,8 @@ inline uint32_t max_uint32(uint32_t a, uint32_t b, const uint32_t*) { return a >
 inline uint32_t min_uint32(uint32_t a, uint32_t b, const uint32_t*) { return a < b ? a : b; }
 }  // namespace ttsim::max_min
 
+namespace ckernel {
+
 ALWI void binary_max_tile_init() { ttsim::sfpu::setup("max"); }
 ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {
     ttsim::sfpu::binary<ttsim::max_min::max>("binary_max_tile", "max", ttsim::sfpu_cost::kSimple, idst0, idst1, odst,
@@ -47,3 +49,5 @@ ALWI void binary_min_uint32_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) 
     ttsim::sfpu::binary_words<ttsim::max_min::min_uint32>("binary_min_uint32_tile", "min_uint32", ttsim::sfpu_cost::kSimple,
                                                           idst0, idst1, odst);
 }
+
+}  // namespace ckernel

@@ -26,6 +26,8 @@ inline uint32_t uint32_words(uint32_t a, uint32_t b, const uint32_t*) { return b
 constexpr uint64_t kCost = sfpu_cost::kRecip + 6 * sfpu_cost::kPass;
 }  // namespace ttsim::remainder2
 
+namespace ckernel {
+
 ALWI void remainder_binary_tile_init() { ttsim::sfpu::setup("remainder_binary"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void remainder_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
@@ -42,3 +44,5 @@ ALWI void remainder_uint32_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::remainder2::uint32_words>("remainder_uint32_tile", "remainder_uint32",
                                                                ttsim::remainder2::kCost, idst0, idst1, odst);
 }
+
+}  // namespace ckernel

@@ -23,6 +23,8 @@ inline uint32_t logical_right(uint32_t a, uint32_t n, const uint32_t*) { return 
 constexpr uint64_t kCost = 4 * sfpu_cost::kPass;
 }  // namespace ttsim::shift2
 
+namespace ckernel {
+
 ALWI void binary_shift_tile_init() { ttsim::sfpu::setup("binary_shift"); }
 template <DataFormat data_format>
 ALWI void binary_left_shift_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
@@ -39,3 +41,5 @@ ALWI void binary_logical_right_shift_tile(uint32_t idst0, uint32_t idst1, uint32
     ttsim::sfpu::binary_words<ttsim::shift2::logical_right<data_format>>("binary_logical_right_shift_tile", "binary_shift",
                                                                          ttsim::shift2::kCost, idst0, idst1, odst);
 }
+
+}  // namespace ckernel

@@ -15,6 +15,8 @@ inline float value(float g, float u, const uint32_t*) {
 }
 }  // namespace ttsim::clamped_silu_glu
 
+namespace ckernel {
+
 ALWI void clamped_silu_glu_tile_init() { ttsim::sfpu::setup("clamped_silu_glu"); }
 ALWI void clamped_silu_glu_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {
     ttsim::sfpu::binary<ttsim::clamped_silu_glu::value>("clamped_silu_glu_tile", "clamped_silu_glu",
@@ -22,3 +24,5 @@ ALWI void clamped_silu_glu_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, V
                                                             4 * ttsim::sfpu_cost::kPass,
                                                         idst0, idst1, odst, vector_mode);
 }
+
+}  // namespace ckernel

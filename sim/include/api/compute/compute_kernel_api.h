@@ -47,6 +47,8 @@ inline uint32_t max_uint32_word(uint32_t x, const uint32_t* p) { return x > p[0]
 inline uint32_t min_uint32_word(uint32_t x, const uint32_t* p) { return x < p[0] ? x : p[0]; }
 }  // namespace ttsim::cka
 
+namespace ckernel {
+
 // ---- sigmoid / silu: an exp and a reciprocal each
 template <bool fast_and_approx = false>
 ALWI void sigmoid_tile_init() { ttsim::sfpu::setup("sigmoid"); }
@@ -228,3 +230,5 @@ ALWI uint32_t get_compute_special_value_flags_sfpu(uint32_t) {
 ALWI void clear_compute_special_value_flags() {
     TTSIM_NOT_MODELED("clear_compute_special_value_flags", "the FPU/SFPU special-value (NaN/inf) flag registers");
 }
+
+}  // namespace ckernel

@@ -10,6 +10,8 @@ namespace ttsim::copy_dest {
 inline uint32_t word(uint32_t x, const uint32_t*) { return x; }
 }  // namespace ttsim::copy_dest
 
+namespace ckernel {
+
 ALWI void copy_dest_values_init() { ttsim::sfpu::setup("copy_dest_values"); }
 template <DataFormat DATA_FORMAT>
 ALWI void copy_dest_values(uint32_t idst_in, uint32_t idst_out) {
@@ -17,3 +19,5 @@ ALWI void copy_dest_values(uint32_t idst_in, uint32_t idst_out) {
                                                         idst_in, idst_out, false);
 }
 ALWI void copy_dest_values(uint32_t idst_in, uint32_t idst_out) { copy_dest_values<DataFormat::Float32>(idst_in, idst_out); }
+
+}  // namespace ckernel

@@ -19,6 +19,8 @@ inline uint32_t floor(uint32_t a, uint32_t b, const uint32_t*) {
 }
 }  // namespace ttsim::div_int32
 
+namespace ckernel {
+
 ALWI void div_int32_floor_tile_init() { ttsim::sfpu::setup("div_int32_floor"); }
 ALWI void div_int32_floor_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::div_int32::floor>("div_int32_floor_tile", "div_int32_floor", ttsim::div_int32::kCost,
@@ -29,3 +31,5 @@ ALWI void div_int32_trunc_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::div_int32::trunc>("div_int32_trunc_tile", "div_int32_trunc", ttsim::div_int32::kCost,
                                                        idst0, idst1, odst);
 }
+
+}  // namespace ckernel

@@ -14,8 +14,12 @@ inline uint32_t quotient(uint32_t a, uint32_t b, const uint32_t*) {
 constexpr uint64_t kCost = sfpu_cost::kRecip + 2 * sfpu_cost::kConvert;
 }  // namespace ttsim::div_int32
 
+namespace ckernel {
+
 ALWI void div_int32_tile_init() { ttsim::sfpu::setup("div_int32"); }
 ALWI void div_int32_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::div_int32::quotient>("div_int32_tile", "div_int32", ttsim::div_int32::kCost, idst0, idst1,
                                                           odst, false);
 }
+
+}  // namespace ckernel

@@ -24,6 +24,8 @@ inline float ge(float a, float b, const uint32_t*) { return a >= b ? 1.0f : 0.0f
 constexpr uint64_t kCompare = 6 * sfpu_cost::kPass;
 }  // namespace ttsim::binary_sfpu
 
+namespace ckernel {
+
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void div_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary<ttsim::binary_sfpu::div>("div_binary_tile", "div_binary", ttsim::sfpu_cost::kRecip, idst0, idst1, odst);
@@ -84,3 +86,5 @@ ALWI void ge_binary_tile_init() { ttsim::sfpu::setup("ge_binary"); }
 ALWI void ge_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary<ttsim::binary_sfpu::ge>("ge_binary_tile", "ge_binary", ttsim::binary_sfpu::kCompare, idst0, idst1, odst);
 }
+
+}  // namespace ckernel

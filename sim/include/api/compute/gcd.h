@@ -20,7 +20,11 @@ inline uint32_t words(uint32_t a, uint32_t b, const uint32_t*) { return of(a, b)
 constexpr uint64_t kCost = 30 * sfpu_cost::kPass;
 }  // namespace ttsim::gcd
 
+namespace ckernel {
+
 ALWI void gcd_tile_init() { ttsim::sfpu::setup("gcd"); }
 ALWI void gcd_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::gcd::words>("gcd_tile", "gcd", ttsim::gcd::kCost, idst0, idst1, odst);
 }
+
+}  // namespace ckernel

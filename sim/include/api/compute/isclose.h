@@ -17,9 +17,13 @@ inline float value(float a, float b, const uint32_t* p) {
 constexpr uint64_t kCost = 12 * sfpu_cost::kPass;
 }  // namespace ttsim::isclose
 
+namespace ckernel {
+
 ALWI void isclose_binary_tile_init() { ttsim::sfpu::setup("isclose"); }
 template <bool EQUAL_NAN = false>
 ALWI void isclose_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, uint32_t rtol_bits, uint32_t atol_bits) {
     ttsim::sfpu::binary<ttsim::isclose::value<EQUAL_NAN>>("isclose_binary_tile", "isclose", ttsim::isclose::kCost, idst0, idst1,
                                                           odst, VectorMode::RC, rtol_bits, atol_bits);
 }
+
+}  // namespace ckernel

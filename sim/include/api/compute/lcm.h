@@ -13,8 +13,12 @@ inline uint32_t words(uint32_t a, uint32_t b, const uint32_t*) {
 }
 }  // namespace ttsim::lcm
 
+namespace ckernel {
+
 ALWI void lcm_tile_init() { ttsim::sfpu::setup("lcm"); }
 ALWI void lcm_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary_words<ttsim::lcm::words>("lcm_tile", "lcm", ttsim::gcd::kCost + ttsim::sfpu_cost::kIntMul, idst0, idst1,
                                                  odst);
 }
+
+}  // namespace ckernel

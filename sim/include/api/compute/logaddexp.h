@@ -19,6 +19,8 @@ inline float base2(float a, float b, const uint32_t*) {
 constexpr uint64_t kCost = sfpu_cost::kExp + sfpu_cost::kLog;
 }  // namespace ttsim::logaddexp
 
+namespace ckernel {
+
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void logaddexp_binary_tile_init() { ttsim::sfpu::setup("logaddexp"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
@@ -26,3 +28,5 @@ ALWI void logaddexp_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary<ttsim::logaddexp::natural>("logaddexp_binary_tile", "logaddexp", ttsim::logaddexp::kCost, idst0, idst1,
                                                    odst);
 }
+
+}  // namespace ckernel

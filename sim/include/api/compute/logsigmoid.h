@@ -12,9 +12,13 @@ inline float value(float x, float, const uint32_t*) {
 }
 }  // namespace ttsim::logsigmoid
 
+namespace ckernel {
+
 ALWI void logsigmoid_tile_init() { ttsim::sfpu::setup("logsigmoid"); }
 ALWI void logsigmoid_tile(uint32_t idst_in0, uint32_t idst_in1, uint32_t idst_out) {
     ttsim::sfpu::binary<ttsim::logsigmoid::value>("logsigmoid_tile", "logsigmoid",
                                                   ttsim::sfpu_cost::kLog + ttsim::sfpu_cost::kPolynomial, idst_in0, idst_in1,
                                                   idst_out);
 }
+
+}  // namespace ckernel

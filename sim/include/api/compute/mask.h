@@ -15,6 +15,8 @@ inline float posinf(float x, float m, const uint32_t*) { return m == 0.0f ? std:
 inline uint32_t zero_int(uint32_t x, uint32_t m, const uint32_t*) { return m == 0 ? 0u : x; }
 }  // namespace ttsim::mask
 
+namespace ckernel {
+
 ALWI void mask_tile_init() { ttsim::sfpu::setup("mask"); }
 ALWI void mask_tile(uint32_t idst_data, uint32_t idst2_mask, DataFormat data_format = DataFormat::Float16_b) {
     (void)idst2_mask;
@@ -31,3 +33,5 @@ ALWI void mask_posinf_tile(uint32_t idst_data, uint32_t idst2_mask) {
     ttsim::sfpu::binary<ttsim::mask::posinf>("mask_posinf_tile", "mask", ttsim::sfpu_cost::kSimple, idst_data,
                                              idst_data + 1, idst_data);
 }
+
+}  // namespace ckernel

@@ -10,6 +10,8 @@ inline uint32_t word(uint32_t a, uint32_t b, const uint32_t*) { return a * b; }
 inline uint32_t low16(uint32_t a, uint32_t b, const uint32_t*) { return (a * b) & 0xFFFFu; }
 }  // namespace ttsim::mul_int
 
+namespace ckernel {
+
 template <DataFormat data_format>
 ALWI void mul_int_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     static_assert(data_format == DataFormat::Int32 || data_format == DataFormat::UInt32 || data_format == DataFormat::UInt16,
@@ -28,3 +30,5 @@ ALWI void mul_int_tile_init() {
                   "mul_int_tile_init takes Int32, UInt32 or UInt16");
     ttsim::sfpu::setup(data_format == DataFormat::UInt16 ? "mul_uint16" : "mul_int32");
 }
+
+}  // namespace ckernel

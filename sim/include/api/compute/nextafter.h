@@ -19,6 +19,8 @@ inline float bf16(float a, float b, const uint32_t*) {
 constexpr uint64_t kCost = 8 * sfpu_cost::kPass;
 }  // namespace ttsim::nextafter
 
+namespace ckernel {
+
 ALWI void nextafter_binary_tile_init() { ttsim::sfpu::setup("nextafter"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void nextafter_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
@@ -31,3 +33,5 @@ ALWI void nextafter_bf16_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t od
     ttsim::sfpu::binary<ttsim::nextafter::bf16>("nextafter_bf16_binary_tile", "nextafter_bf16", ttsim::nextafter::kCost, idst0,
                                                 idst1, odst);
 }
+
+}  // namespace ckernel

@@ -4,6 +4,8 @@
 #include "api/compute/common_globals.h"
 #include "ttsim/sfpu.h"
 
+namespace ckernel {
+
 ALWI void quant_tile(uint32_t, uint32_t, uint32_t) { TTSIM_NOT_MODELED("quant_tile", "quantization"); }
 ALWI void quant_int8_tile(uint32_t, uint32_t, uint32_t) { TTSIM_NOT_MODELED("quant_int8_tile", "quantization"); }
 ALWI void requant_tile(uint32_t, uint32_t, uint32_t) { TTSIM_NOT_MODELED("requant_tile", "quantization"); }
@@ -23,3 +25,5 @@ ALWI void requant_int8_in_uint8_out_tile_init(const uint32_t) { TTSIM_NOT_MODELE
 ALWI void requant_int8_in_int8_out_tile_init(const uint32_t) { TTSIM_NOT_MODELED("requant_int8_in_int8_out_tile_init", "quantization"); }
 ALWI void dequant_tile_init(const uint32_t) { TTSIM_NOT_MODELED("dequant_tile_init", "quantization"); }
 ALWI void dequant_int8_tile_init(const uint32_t) { TTSIM_NOT_MODELED("dequant_int8_tile_init", "quantization"); }
+
+}  // namespace ckernel

@@ -14,9 +14,13 @@ inline float value(float g, float u, const uint32_t*) {
 }
 }  // namespace ttsim::situ_glu
 
+namespace ckernel {
+
 ALWI void situ_glu_tile_init() { ttsim::sfpu::setup("situ_glu"); }
 ALWI void situ_glu_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {
     ttsim::sfpu::binary<ttsim::situ_glu::value>(
         "situ_glu_tile", "situ_glu", 2 * ttsim::sfpu_cost::kPolynomial + ttsim::sfpu_cost::kExp + ttsim::sfpu_cost::kRecip, idst0,
         idst1, odst, vector_mode);
 }
+
+}  // namespace ckernel

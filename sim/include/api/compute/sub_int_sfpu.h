@@ -4,6 +4,8 @@
 
 #include "api/compute/add_int_sfpu.h"
 
+namespace ckernel {
+
 template <DataFormat data_format>
 ALWI void sub_int_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     static_assert(data_format == DataFormat::Int32 || is_uint32_format(data_format) || data_format == DataFormat::UInt16,
@@ -20,3 +22,5 @@ ALWI void rsub_int_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
 }
 ALWI void sub_int_tile_init() { ttsim::sfpu::setup("sub_int"); }
 ALWI void rsub_int_tile_init() { ttsim::sfpu::setup("rsub_int"); }
+
+}  // namespace ckernel

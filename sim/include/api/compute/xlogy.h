@@ -12,9 +12,13 @@ inline float value(float x, float y, const uint32_t*) {
 }
 }  // namespace ttsim::xlogy
 
+namespace ckernel {
+
 ALWI void xlogy_binary_tile_init() { ttsim::sfpu::setup("xlogy"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void xlogy_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttsim::sfpu::binary<ttsim::xlogy::value>("xlogy_binary_tile", "xlogy", ttsim::sfpu_cost::kLog + ttsim::sfpu_cost::kPass,
                                              idst0, idst1, odst);
 }
+
+}  // namespace ckernel

@@ -25,6 +25,8 @@ inline float hardshrink(float x, const uint32_t* p) {
 }
 }  // namespace ttsim::act
 
+namespace ckernel {
+
 ALWI void hardsigmoid_tile_init() { ttsim::sfpu::setup("hardsigmoid"); }
 ALWI void hardsigmoid_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::act::hardsigmoid>("hardsigmoid_tile", "hardsigmoid", 3 * ttsim::sfpu_cost::kPass, idst);
@@ -56,3 +58,5 @@ ALWI void hardsigmoid_tile_init_pack() {
 ALWI void hardsigmoid_tile_pack(uint32_t) {
     TTSIM_NOT_MODELED("hardsigmoid_tile_pack", "the pack thread runs only exp (exp_packthread_tile)");
 }
+
+}  // namespace ckernel

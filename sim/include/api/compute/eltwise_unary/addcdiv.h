@@ -9,6 +9,8 @@ namespace ttsim::addcdiv {
 inline float value(float a, float b, float c, const uint32_t* p) { return a + sfpu::as_float(p[0]) * b / c; }
 }  // namespace ttsim::addcdiv
 
+namespace ckernel {
+
 ALWI void addcdiv_tile_init() { ttsim::sfpu::setup("addcdiv"); }
 template <DataFormat data_format, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void addcdiv_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst, uint32_t value) {
@@ -20,3 +22,5 @@ ALWI void addcdiv_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t 
         TTSIM_NOT_MODELED("addcdiv_tile", "integer formats");
     }
 }
+
+}  // namespace ckernel

@@ -9,6 +9,8 @@ namespace ttsim::addcmul {
 inline float value(float a, float b, float c, const uint32_t* p) { return a + sfpu::as_float(p[0]) * b * c; }
 }  // namespace ttsim::addcmul
 
+namespace ckernel {
+
 ALWI void addcmul_tile_init() { ttsim::sfpu::setup("addcmul"); }
 template <DataFormat data_format, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void addcmul_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst, uint32_t value) {
@@ -20,3 +22,5 @@ ALWI void addcmul_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t 
         TTSIM_NOT_MODELED("addcmul_tile", "integer formats");
     }
 }
+
+}  // namespace ckernel

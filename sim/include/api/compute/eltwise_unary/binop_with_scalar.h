@@ -17,6 +17,8 @@ inline uint32_t add_int32(uint32_t x, const uint32_t* p) { return x + p[0]; }
 inline uint32_t sub_int32(uint32_t x, const uint32_t* p) { return x - p[0]; }
 }  // namespace ttsim::scalar_op
 
+namespace ckernel {
+
 ALWI void binop_with_scalar_tile_init() { ttsim::sfpu::setup("binop_with_scalar"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_unary_tile(uint32_t idst, uint32_t param1) {
@@ -51,3 +53,5 @@ ALWI void sub_unary_tile_int32(uint32_t idst, uint32_t param1) {
     ttsim::sfpu::unary_words<ttsim::scalar_op::sub_int32>("sub_unary_tile_int32", "binop_with_scalar",
                                                           ttsim::sfpu_cost::kSimple, idst, true, param1);
 }
+
+}  // namespace ckernel

@@ -16,6 +16,8 @@ template <DataFormat f>
 inline uint32_t xor_word(uint32_t x, const uint32_t* p) { return (x ^ p[0]) & mask<f>(); }
 }  // namespace ttsim::bitwise
 
+namespace ckernel {
+
 ALWI void bitwise_and_tile_init() { ttsim::sfpu::setup("bitwise_and"); }
 ALWI void bitwise_or_tile_init() { ttsim::sfpu::setup("bitwise_or"); }
 ALWI void bitwise_xor_tile_init() { ttsim::sfpu::setup("bitwise_xor"); }
@@ -34,3 +36,5 @@ ALWI void bitwise_xor_tile(uint32_t idst, uint32_t param0) {
     ttsim::sfpu::unary_words<ttsim::bitwise::xor_word<data_format>>("bitwise_xor_tile", "bitwise_xor",
                                                                     ttsim::sfpu_cost::kSimple, idst, true, param0);
 }
+
+}  // namespace ckernel

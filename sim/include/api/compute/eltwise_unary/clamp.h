@@ -13,6 +13,8 @@ inline uint32_t int32_word(uint32_t x, const uint32_t* p) {
 }
 }  // namespace ttsim::clamp
 
+namespace ckernel {
+
 ALWI void clamp_tile_init() { ttsim::sfpu::setup("clamp"); }
 ALWI void clamp_tile(uint32_t idst, uint32_t param0, uint32_t param1) {
     ttsim::sfpu::unary<ttsim::clamp::value>("clamp_tile", "clamp", 2 * ttsim::sfpu_cost::kPass, idst, VectorMode::RC, param0,
@@ -22,3 +24,5 @@ ALWI void clamp_tile_int32(uint32_t idst, uint32_t param0, uint32_t param1) {
     ttsim::sfpu::unary_words<ttsim::clamp::int32_word>("clamp_tile_int32", "clamp", 2 * ttsim::sfpu_cost::kPass, idst, true,
                                                        param0, param1);
 }
+
+}  // namespace ckernel

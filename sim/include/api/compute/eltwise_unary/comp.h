@@ -39,6 +39,8 @@ inline uint32_t nez_uint(uint32_t x, const uint32_t*) { return x != 0 ? 1u : 0u;
 constexpr uint64_t kCost = 4 * sfpu_cost::kPass;
 }  // namespace ttsim::comp
 
+namespace ckernel {
+
 ALWI void unary_ne_tile_init() { ttsim::sfpu::setup("unary_ne"); }
 ALWI void unary_ne_tile(uint32_t idst, uint32_t param0) {
     ttsim::sfpu::unary<ttsim::comp::ne>("unary_ne_tile", "unary_ne", ttsim::comp::kCost, idst, VectorMode::RC, param0);
@@ -123,3 +125,5 @@ ALWI void nez_tile_uint16(uint32_t idst) {
 ALWI void nez_tile_uint32(uint32_t idst) {
     ttsim::sfpu::unary_words<ttsim::comp::nez_uint>("nez_tile_uint32", "nez", ttsim::comp::kCost, idst);
 }
+
+}  // namespace ckernel

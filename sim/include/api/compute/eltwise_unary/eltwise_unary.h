@@ -5,6 +5,8 @@
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/tile_move_copy.h"
 
+namespace ckernel {
+
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void unary_op_init_common(uint32_t icb, uint32_t ocb, uint32_t call_line = __builtin_LINE()) {
     compute_kernel_hw_startup(icb, ocb);
@@ -15,3 +17,5 @@ ALWI void init_sfpu(uint32_t icb, uint32_t ocb, uint32_t call_line = __builtin_L
     compute_kernel_hw_startup(icb, ocb);
     copy_init<is_fp32_dest_acc_en>(icb, 0, 0, call_line);
 }
+
+}  // namespace ckernel

@@ -10,6 +10,8 @@ inline float erf_value(float x, const uint32_t*) { return std::erf(x); }
 inline float erfc_value(float x, const uint32_t*) { return std::erfc(x); }
 }  // namespace ttsim::erf
 
+namespace ckernel {
+
 template <bool fast_and_approx = true>
 ALWI void erf_tile_init() { ttsim::sfpu::setup("erf"); }
 template <bool fast_and_approx = true>
@@ -20,3 +22,5 @@ ALWI void erfc_tile_init() { ttsim::sfpu::setup("erfc"); }
 ALWI void erfc_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::erf::erfc_value>("erfc_tile", "erfc", ttsim::sfpu_cost::kPolynomial, idst);
 }
+
+}  // namespace ckernel

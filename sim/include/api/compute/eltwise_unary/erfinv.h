@@ -22,9 +22,13 @@ inline float value(float xf, const uint32_t*) {
 }
 }  // namespace ttsim::erfinv
 
+namespace ckernel {
+
 ALWI void erfinv_tile_init() { ttsim::sfpu::setup("erfinv"); }
 ALWI void erfinv_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::erfinv::value>("erfinv_tile", "erfinv",
                                              ttsim::sfpu_cost::kLog + ttsim::sfpu_cost::kSqrt + ttsim::sfpu_cost::kPolynomial,
                                              idst);
 }
+
+}  // namespace ckernel

@@ -8,12 +8,16 @@
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "ttsim/sfpu.h"
 
+namespace ckernel {
 enum class InputClamping : uint8_t { ClampToNegative = 1, None = 0 };
+}  // namespace ckernel
 
 namespace ttsim::exp {
 inline float value(float x, const uint32_t* p) { return std::exp(x * sfpu::as_float(p[0])); }
 constexpr uint64_t kCost = APPROX ? sfpu_cost::kExpApprox : sfpu_cost::kExp;
 }  // namespace ttsim::exp
+
+namespace ckernel {
 
 // As in the pinned ttnn headers: `scale` (fp32 bits) is the factor the approximate path bakes in at init.
 template <bool approx = false, uint32_t scale = 0x3F800000,
@@ -42,3 +46,5 @@ ALWI void exp_packthread_tile(uint32_t idst, VectorMode vector_mode = VectorMode
     TTSIM->sfpu_unary_on_pack(ttsim::SfpuOp::Exp, idst, scale_en ? uint32_t(scale) << 16 : 0x3F800000u, 0,
                               sfpu_faces(vector_mode));
 }
+
+}  // namespace ckernel

@@ -9,6 +9,8 @@ inline uint32_t word(uint32_t, const uint32_t* p) { return p[0]; }
 inline uint32_t low16(uint32_t, const uint32_t* p) { return p[0] & 0xFFFFu; }
 }  // namespace ttsim::fill
 
+namespace ckernel {
+
 ALWI void fill_tile_init() { ttsim::sfpu::setup("fill"); }
 // A float value (rounded to bf16 in a 16-bit DST, like any float result).
 ALWI void fill_tile(uint32_t idst, float param0) {
@@ -31,3 +33,5 @@ ALWI void fill_tile_int(uint32_t idst, uint32_t param0) {
         ttsim::sfpu::unary_words<ttsim::fill::word>("fill_tile_int", "fill", ttsim::sfpu_cost::kSimple, idst, true, param0);
     }
 }
+
+}  // namespace ckernel

@@ -24,6 +24,8 @@ inline float derivative(float x, const uint32_t*) {
 constexpr uint64_t cost(bool approx) { return approx ? sfpu_cost::kLut : sfpu_cost::kPolynomial; }
 }  // namespace ttsim::gelu
 
+namespace ckernel {
+
 template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void gelu_tile_init() { ttsim::sfpu::setup("gelu"); }
 template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
@@ -57,3 +59,5 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE, bool fast = false>
 ALWI void gelu_tanh_tile_pack(uint32_t) {
     TTSIM_NOT_MODELED("gelu_tanh_tile_pack", "the pack thread runs only exp (exp_packthread_tile)");
 }
+
+}  // namespace ckernel

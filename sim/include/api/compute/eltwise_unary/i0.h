@@ -11,5 +11,9 @@ inline float i0(float x, const uint32_t*) { return float(std::cyl_bessel_i(0.0, 
 inline float i1(float x, const uint32_t*) { return float(std::copysign(std::cyl_bessel_i(1.0, std::fabs(double(x))), double(x))); }
 }  // namespace ttsim::bessel
 
+namespace ckernel {
+
 ALWI void i0_tile_init() { ttsim::sfpu::setup("i0"); }
 ALWI void i0_tile(uint32_t idst) { ttsim::sfpu::unary<ttsim::bessel::i0>("i0_tile", "i0", ttsim::sfpu_cost::kPolynomial, idst); }
+
+}  // namespace ckernel

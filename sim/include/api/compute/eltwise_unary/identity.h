@@ -9,6 +9,8 @@ namespace ttsim::identity {
 inline uint32_t word(uint32_t x, const uint32_t*) { return x; }
 }  // namespace ttsim::identity
 
+namespace ckernel {
+
 ALWI void identity_tile_init() { ttsim::sfpu::setup("identity"); }
 ALWI void identity_tile(uint32_t idst) {
     ttsim::sfpu::unary_words<ttsim::identity::word>("identity_tile", "identity", 2 * ttsim::sfpu_cost::kPass, idst, false);
@@ -16,3 +18,5 @@ ALWI void identity_tile(uint32_t idst) {
 ALWI void identity_tile_uint32(uint32_t idst) {
     ttsim::sfpu::unary_words<ttsim::identity::word>("identity_tile_uint32", "identity", 2 * ttsim::sfpu_cost::kPass, idst);
 }
+
+}  // namespace ckernel

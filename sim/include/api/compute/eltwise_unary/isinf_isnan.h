@@ -14,6 +14,8 @@ inline float isfinite(float x, const uint32_t*) { return std::isfinite(x) ? 1.0f
 constexpr uint64_t kCost = 4 * sfpu_cost::kPass;
 }  // namespace ttsim::classify
 
+namespace ckernel {
+
 ALWI void isinf_tile_init() { ttsim::sfpu::setup("isinf"); }
 ALWI void isinf_tile(uint32_t idst) { ttsim::sfpu::unary<ttsim::classify::isinf>("isinf_tile", "isinf", ttsim::classify::kCost, idst); }
 ALWI void isposinf_tile_init() { ttsim::sfpu::setup("isposinf"); }
@@ -30,3 +32,5 @@ ALWI void isfinite_tile_init() { ttsim::sfpu::setup("isfinite"); }
 ALWI void isfinite_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::classify::isfinite>("isfinite_tile", "isfinite", ttsim::classify::kCost, idst);
 }
+
+}  // namespace ckernel

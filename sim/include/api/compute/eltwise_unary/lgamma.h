@@ -5,6 +5,8 @@
 #include "api/compute/common_globals.h"
 #include "ttsim/sfpu.h"
 
+namespace ckernel {
+
 ALWI void lgamma_stirling_tile_init() { TTSIM_NOT_MODELED("lgamma_stirling_tile_init", "tt-llk's lgamma building blocks"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void lgamma_stirling_tile(uint32_t) { TTSIM_NOT_MODELED("lgamma_stirling_tile", "tt-llk's lgamma building blocks"); }
@@ -19,3 +21,5 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void lgamma_adjusted_tile(uint32_t, uint32_t, uint32_t, uint32_t) {
     TTSIM_NOT_MODELED("lgamma_adjusted_tile", "tt-llk's lgamma building blocks");
 }
+
+}  // namespace ckernel

@@ -10,6 +10,8 @@ inline float value(float x, const uint32_t*) { return x == 0.0f ? 1.0f : 0.0f; }
 inline uint32_t word(uint32_t x, const uint32_t*) { return x == 0 ? 1u : 0u; }
 }  // namespace ttsim::logical_not
 
+namespace ckernel {
+
 ALWI void logical_not_tile_init() { ttsim::sfpu::setup("logical_not"); }
 template <DataFormat DATA_FORMAT>
 ALWI void logical_not_tile(uint32_t idst) {
@@ -20,3 +22,5 @@ ALWI void logical_not_tile(uint32_t idst) {
         ttsim::sfpu::unary<ttsim::logical_not::value>("logical_not_tile", "logical_not", cost, idst);
     }
 }
+
+}  // namespace ckernel

@@ -9,6 +9,8 @@ namespace ttsim::mac {
 inline float value(float a, float b, float c, const uint32_t*) { return std::fma(a, b, c); }
 }  // namespace ttsim::mac
 
+namespace ckernel {
+
 template <DataFormat data_format>
 ALWI void mac_tile_init() { ttsim::sfpu::setup("mac"); }
 template <DataFormat data_format>
@@ -16,3 +18,5 @@ ALWI void mac_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst
     static_assert(data_format == DataFormat::Float32 || data_format == DataFormat::Float16_b, "mac_tile takes Float32 or Float16_b");
     ttsim::sfpu::ternary<ttsim::mac::value>("mac_tile", "mac", 5 * ttsim::sfpu_cost::kPass, idst0, idst1, idst2, odst);
 }
+
+}  // namespace ckernel

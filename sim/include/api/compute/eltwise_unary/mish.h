@@ -9,6 +9,8 @@ namespace ttsim::mish {
 inline float value(float x, const uint32_t*) { return x * std::tanh(std::log1p(std::exp(x))); }
 }  // namespace ttsim::mish
 
+namespace ckernel {
+
 template <bool APPROXIMATION_MODE>
 ALWI void mish_tile_init() { ttsim::sfpu::setup("mish"); }
 template <bool APPROXIMATION_MODE, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
@@ -16,3 +18,5 @@ ALWI void mish_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::mish::value>("mish_tile", "mish",
                                            ttsim::sfpu_cost::kExp + ttsim::sfpu_cost::kLog + ttsim::sfpu_cost::kPolynomial, idst);
 }
+
+}  // namespace ckernel

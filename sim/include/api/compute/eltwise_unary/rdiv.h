@@ -17,6 +17,8 @@ inline float value(float x, const uint32_t* p) {
 }
 }  // namespace ttsim::rdiv
 
+namespace ckernel {
+
 ALWI void rdiv_tile_init() { ttsim::sfpu::setup("rdiv"); }
 // value: the numerator as fp32 bits.
 template <RoundingMode rounding_mode = RoundingMode::None, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
@@ -25,3 +27,5 @@ ALWI void rdiv_tile(uint32_t dst_index, uint32_t value, VectorMode vector_mode =
                                                           ttsim::sfpu_cost::kRecip + ttsim::sfpu_cost::kSimple, dst_index,
                                                           vector_mode, value);
 }
+
+}  // namespace ckernel

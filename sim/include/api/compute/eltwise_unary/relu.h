@@ -20,6 +20,8 @@ inline uint32_t relu_max_int32(uint32_t x, const uint32_t* p) {
 inline uint32_t relu_max_uint(uint32_t x, const uint32_t* p) { return x > p[0] ? p[0] : x; }
 }  // namespace ttsim::relu
 
+namespace ckernel {
+
 // relu_tile shares relu_min's set-up (a threshold of 0).
 ALWI void relu_tile_init() { ttsim::sfpu::setup("relu_min"); }
 ALWI void relu_min_tile_init() { ttsim::sfpu::setup("relu_min"); }
@@ -74,3 +76,5 @@ ALWI void relu_max_tile_init_pack() { TTSIM_NOT_MODELED("relu_max_tile_init_pack
 ALWI void relu_max_tile_pack(uint32_t, uint32_t) {
     TTSIM_NOT_MODELED("relu_max_tile_pack", "the pack thread runs only exp (exp_packthread_tile)");
 }
+
+}  // namespace ckernel

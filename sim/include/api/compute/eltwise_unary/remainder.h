@@ -20,6 +20,8 @@ inline float value(float x, const uint32_t* p) {
 inline uint32_t uint32_word(uint32_t x, const uint32_t* p) { return p[0] == 0 ? 0 : x % p[0]; }
 }  // namespace ttsim::remainder
 
+namespace ckernel {
+
 ALWI void remainder_tile_init(uint32_t param0, uint32_t param1) { ttsim::sfpu::setup("remainder", param0, param1); }
 ALWI void remainder_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::remainder::value>("remainder_tile", "remainder",
@@ -30,3 +32,5 @@ ALWI void remainder_tile_uint32(uint32_t idst, uint32_t param0) {
     ttsim::sfpu::unary_words<ttsim::remainder::uint32_word>("remainder_tile_uint32", "remainder_uint32",
                                                             ttsim::sfpu_cost::kIntMul, idst, true, param0);
 }
+
+}  // namespace ckernel

@@ -18,6 +18,8 @@ inline float round(float x, const uint32_t* p) {
 constexpr uint64_t kCost = 6 * sfpu_cost::kPass;
 }  // namespace ttsim::rounding
 
+namespace ckernel {
+
 ALWI void rounding_op_tile_init() { ttsim::sfpu::setup("rounding"); }
 ALWI void ceil_tile(uint32_t idst) { ttsim::sfpu::unary<ttsim::rounding::ceil>("ceil_tile", "rounding", ttsim::rounding::kCost, idst); }
 ALWI void floor_tile(uint32_t idst) {
@@ -32,3 +34,5 @@ ALWI void round_tile(uint32_t idst, int32_t decimals) {
                                                uint32_t(decimals));
 }
 ALWI void stochastic_round_tile(uint32_t) { TTSIM_NOT_MODELED("stochastic_round_tile", "the SFPU's random rounding"); }
+
+}  // namespace ckernel

@@ -9,6 +9,8 @@ namespace ttsim::rpow {
 inline float value(float x, const uint32_t* p) { return std::pow(sfpu::as_float(p[0]), x); }
 }  // namespace ttsim::rpow
 
+namespace ckernel {
+
 ALWI void rpow_tile_init() { ttsim::sfpu::setup("rpow"); }
 // base_val: the base as fp32 bits.
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
@@ -16,3 +18,5 @@ ALWI void rpow_tile(uint32_t idst, uint32_t base_val, VectorMode vector_mode = V
     ttsim::sfpu::unary<ttsim::rpow::value>("rpow_tile", "rpow", ttsim::sfpu_cost::kLog + ttsim::sfpu_cost::kExp, idst,
                                            vector_mode, base_val);
 }
+
+}  // namespace ckernel

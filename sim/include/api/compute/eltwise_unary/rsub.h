@@ -11,6 +11,8 @@ inline float value(float x, const uint32_t* p) { return sfpu::as_float(p[0]) - x
 inline uint32_t int32_word(uint32_t x, const uint32_t* p) { return p[0] - x; }
 }  // namespace ttsim::rsub
 
+namespace ckernel {
+
 ALWI void rsub_tile_init() { ttsim::sfpu::setup("rsub"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void rsub_tile(uint32_t idst, uint32_t scalar) {
@@ -21,3 +23,5 @@ ALWI void rsub_unary_int32_tile(uint32_t idst, uint32_t scalar) {
     ttsim::sfpu::unary_words<ttsim::rsub::int32_word>("rsub_unary_int32_tile", "rsub_int32", ttsim::sfpu_cost::kSimple, idst,
                                                       true, scalar);
 }
+
+}  // namespace ckernel

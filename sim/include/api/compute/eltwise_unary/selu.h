@@ -11,6 +11,8 @@ inline float value(float x, const uint32_t* p) {
 }
 }  // namespace ttsim::selu
 
+namespace ckernel {
+
 ALWI void selu_tile_init() { ttsim::sfpu::setup("selu"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void selu_tile(uint32_t idst, uint32_t scale, uint32_t alpha) {
@@ -22,3 +24,5 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void selu_tile_pack(uint32_t, uint32_t, uint32_t) {
     TTSIM_NOT_MODELED("selu_tile_pack", "the pack thread runs only exp (exp_packthread_tile)");
 }
+
+}  // namespace ckernel

@@ -18,6 +18,8 @@ template <DataFormat f>
 inline uint32_t right_word(uint32_t x, const uint32_t* p) { return right(x, p[0], f == DataFormat::Int32); }
 }  // namespace ttsim::shift
 
+namespace ckernel {
+
 ALWI void left_shift_tile_init() { ttsim::sfpu::setup("left_shift"); }
 ALWI void right_shift_tile_init() { ttsim::sfpu::setup("right_shift"); }
 template <DataFormat data_format>
@@ -30,3 +32,5 @@ ALWI void right_shift_tile(uint32_t idst, uint32_t param0) {
     ttsim::sfpu::unary_words<ttsim::shift::right_word<data_format>>("right_shift_tile", "right_shift",
                                                                     ttsim::sfpu_cost::kSimple, idst, true, param0);
 }
+
+}  // namespace ckernel

@@ -13,6 +13,8 @@ inline float value(float x, float alpha, float beta, const uint32_t*) {
 }
 }  // namespace ttsim::snake_beta
 
+namespace ckernel {
+
 ALWI void snake_beta_tile_init() { ttsim::sfpu::setup("snake_beta"); }
 template <DataFormat data_format, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void snake_beta_tile(uint32_t idst_x, uint32_t idst_alpha, uint32_t idst_beta, uint32_t idst_out) {
@@ -20,3 +22,5 @@ ALWI void snake_beta_tile(uint32_t idst_x, uint32_t idst_alpha, uint32_t idst_be
                                                    ttsim::sfpu_cost::kPolynomial + ttsim::sfpu_cost::kRecip, idst_x,
                                                    idst_alpha, idst_beta, idst_out);
 }
+
+}  // namespace ckernel

@@ -14,6 +14,8 @@ inline float value(float x, const uint32_t* p) {
 }
 }  // namespace ttsim::softplus
 
+namespace ckernel {
+
 ALWI void softplus_tile_init() { ttsim::sfpu::setup("softplus"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void softplus_tile(uint32_t idst, uint32_t beta, uint32_t beta_reciprocal, uint32_t threshold) {
@@ -28,3 +30,5 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void softplus_tile_pack(uint32_t, uint32_t, uint32_t, uint32_t) {
     TTSIM_NOT_MODELED("softplus_tile_pack", "the pack thread runs only exp (exp_packthread_tile)");
 }
+
+}  // namespace ckernel

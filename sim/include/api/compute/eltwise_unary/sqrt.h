@@ -9,8 +9,12 @@ namespace ttsim::sqrt {
 inline float value(float x, const uint32_t*) { return std::sqrt(x); }
 }  // namespace ttsim::sqrt
 
+namespace ckernel {
+
 ALWI void sqrt_tile_init() { ttsim::sfpu::setup("sqrt"); }
 template <bool FAST_APPROX = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sqrt_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::sqrt::value>("sqrt_tile", "sqrt", ttsim::sfpu_cost::kSqrt, idst);
 }
+
+}  // namespace ckernel

@@ -12,6 +12,8 @@ inline float value(float x, const uint32_t*) {
 }
 }  // namespace ttsim::tanh_derivative
 
+namespace ckernel {
+
 template <bool fast_and_approx = false>
 ALWI void tanh_derivative_tile_init() { ttsim::sfpu::setup("tanh_derivative"); }
 template <bool fast_and_approx = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
@@ -19,3 +21,5 @@ ALWI void tanh_derivative_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::tanh_derivative::value>("tanh_derivative_tile", "tanh_derivative",
                                                       ttsim::sfpu_cost::kPolynomial + 2 * ttsim::sfpu_cost::kPass, idst);
 }
+
+}  // namespace ckernel

@@ -9,8 +9,12 @@ namespace ttsim::threshold {
 inline float value(float x, const uint32_t* p) { return x > sfpu::as_float(p[0]) ? x : sfpu::as_float(p[1]); }
 }  // namespace ttsim::threshold
 
+namespace ckernel {
+
 ALWI void threshold_tile_init() { ttsim::sfpu::setup("threshold"); }
 ALWI void threshold_tile(uint32_t idst, uint32_t param0, uint32_t param1) {
     ttsim::sfpu::unary<ttsim::threshold::value>("threshold_tile", "threshold", 3 * ttsim::sfpu_cost::kPass, idst,
                                                 VectorMode::RC, param0, param1);
 }
+
+}  // namespace ckernel

@@ -27,6 +27,8 @@ constexpr uint64_t kInverseHyperbolic = sfpu_cost::kLog + sfpu_cost::kSqrt;
 constexpr uint64_t kHyperbolic = 2 * sfpu_cost::kExp;
 }  // namespace ttsim::trig
 
+namespace ckernel {
+
 ALWI void sin_tile_init() { ttsim::sfpu::setup("sine"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sin_tile(uint32_t idst) {
@@ -90,3 +92,5 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void atanh_tile(uint32_t idst) {
     ttsim::sfpu::unary<ttsim::trig::atanh_value>("atanh_tile", "atanh", ttsim::trig::kInverseHyperbolic, idst);
 }
+
+}  // namespace ckernel

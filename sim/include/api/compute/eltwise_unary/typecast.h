@@ -65,6 +65,8 @@ inline uint32_t convert(uint32_t w, const uint32_t*) {
 }
 }  // namespace ttsim::typecast
 
+namespace ckernel {
+
 template <uint32_t IN_DTYPE, uint32_t OUT_DTYPE>
 ALWI void typecast_tile_init() {
     ttsim::sfpu::setup("typecast");
@@ -80,3 +82,5 @@ ALWI void typecast_tile(uint32_t idst) {
         TTSIM_NOT_MODELED("typecast_tile", "conversions from or to this data format (Int8, Lf8, Bfp2, ...)");
     }
 }
+
+}  // namespace ckernel

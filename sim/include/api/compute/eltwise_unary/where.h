@@ -11,6 +11,8 @@ inline uint32_t float_cond(uint32_t c, uint32_t t, uint32_t f, const uint32_t*) 
 inline uint32_t word_cond(uint32_t c, uint32_t t, uint32_t f, const uint32_t*) { return c != 0 ? t : f; }
 }  // namespace ttsim::where
 
+namespace ckernel {
+
 ALWI void where_tile_init() { ttsim::sfpu::setup("where"); }
 template <DataFormat data_format>
 ALWI void where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst) {
@@ -25,3 +27,5 @@ ALWI void where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t od
         ttsim::sfpu::ternary_words<ttsim::where::word_cond>("where_tile", "where", cost, idst0, idst1, idst2, odst, true);
     }
 }
+
+}  // namespace ckernel
