@@ -15,6 +15,22 @@
 #include "ttsim/common.h"
 #include "ttsim/sfpu_cost.h"
 
+// The host's math.h defines M_PI and its relatives as macros; the device toolchain's does not, and
+// tt-metal kernels declare their own (constexpr float M_PI = ...), so they must not leak from here.
+#undef M_E
+#undef M_LOG2E
+#undef M_LOG10E
+#undef M_LN2
+#undef M_LN10
+#undef M_PI
+#undef M_PI_2
+#undef M_PI_4
+#undef M_1_PI
+#undef M_2_PI
+#undef M_2_SQRTPI
+#undef M_SQRT2
+#undef M_SQRT1_2
+
 namespace ttsim::sfpu {
 
 inline float as_float(uint32_t w) {
