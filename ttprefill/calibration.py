@@ -58,9 +58,12 @@ POINTS: list[Point] = [
     Point("noc", {"mode": "dram_write", "bytes": 32, "count": 1}, f"{_DM}, DRAM Interleaved Packet Sizes (sender)", 401e-9),
     Point("noc", {"mode": "dram_write", "bytes": 65536, "count": 1}, f"{_DM}, DRAM Interleaved Packet Sizes (sender)",
           3479e-9),
-    # Steady state: 256 reads of 4 KiB at the measured 22.2 B/cycle.
+    # Steady state: 256 transactions of 4 KiB at the measured 22.2 B/cycle (reads) and 21.6-22.0 (writes),
+    # the figures the model takes as one core's DRAM ceiling (timing.h), so not held out either.
     Point("noc", {"mode": "dram_read", "bytes": 4096, "count": 256}, f"{_DM}, DRAM Interleaved Packet Sizes (steady state)",
-          256 * 4096 / 22.2e9),
+          256 * 4096 / 22.2e9, False),
+    Point("noc", {"mode": "dram_write", "bytes": 4096, "count": 256},
+          f"{_DM}, DRAM Interleaved Packet Sizes (sender, steady state)", 256 * 4096 / 21.8e9, False),
     Point("noc", {"mode": "l1_write", "bytes": 32, "count": 1}, f"{_DM}, One to One Packet Sizes", 294e-9, False),
     Point("noc", {"mode": "l1_write", "bytes": 2048, "count": 1}, f"{_DM}, One to One Packet Sizes", 358e-9),
     Point("noc", {"mode": "l1_write", "bytes": 65536, "count": 1}, f"{_DM}, One to One Packet Sizes", 2402e-9),

@@ -568,13 +568,16 @@ uint64_t BandwidthLedger::reserve(uint64_t t, double bytes) {
     }
 }
 
-uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency) {
+uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency, bool write) {
     Fiber& f = me();
     const int core_index = f.core->xy.y * kGridX + f.core->xy.x;
     const int noc = f.spec->role == RoleKind::Riscv1 ? 1 : 0;
     // Small transfers use the link less efficiently (tt-npe's per-size rates): they cost the port
-    // as many link cycles as their size at their own rate.
-    double link_bytes = double(size) * timing::kNocLinkBytesPerCycle / timing::noc_bytes_per_cycle(size);
+    // as many link cycles as their size at their own rate. A core's DRAM traffic has a lower ceiling.
+    double rate = timing::noc_bytes_per_cycle(size);
+    if (dram_bank >= 0 && costs().core_dram_cap)
+        rate = std::min(rate, write ? timing::kCoreDramWriteBytesPerCycle : timing::kCoreDramReadBytesPerCycle);
+    double link_bytes = double(size) * timing::kNocLinkBytesPerCycle / rate;
     uint64_t done = port_ledger_[core_index][noc].reserve(f.clock, link_bytes);
     if (dram_bank >= 0) {
         done = std::max(done, dram_ledger_[dram_bank].reserve(f.clock, double(size)));
@@ -649,7 +652,7 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     if (bank < 0 || !program_->timing_only) std::memmove(to, me().core->l1 + src_off, size);
     counters_.noc_bytes += size;
     Fiber& f = me();
-    f.write_done = std::max(f.write_done, transfer(bank, size, latency));
+    f.write_done = std::max(f.write_done, transfer(bank, size, latency, true));
     advance(timing::kNocIssueCycles);
 }
 

@@ -245,7 +245,7 @@ private:
     void charge_init(ComputeState& cs, bool unpack, bool math, bool pack);
     // Time a NoC transfer issued now: it waits for this core's NoC port (and the DRAM channel, for a
     // DRAM bank), occupies them for size / rate cycles, and completes after the flight latency.
-    uint64_t transfer(int dram_bank, uint32_t size, uint64_t latency);
+    uint64_t transfer(int dram_bank, uint32_t size, uint64_t latency, bool write = false);
     void trace_span(uint64_t start, uint64_t end, std::string name);
     std::vector<Core*> multicast_targets(uint64_t mcast_addr, bool include_self, uint32_t num_dests,
                                          const char* what);
