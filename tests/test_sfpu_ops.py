@@ -244,3 +244,20 @@ def test_a_declared_only_function_stops_the_run_by_name(sim):
     d = chain_defines("DROPOUT", "dropout_kernel_init(1);", "dropout_tile(0, 100, 0x3f800000u);")
     with pytest.raises(Exception, match="dropout_kernel_init.*not modeled by the simulator"):
         run(sim, d, X)
+
+
+def test_int32_tensors_reach_dst_and_come_back_as_words(sim):
+    a = A_INT.astype(np.int32)
+    b = B_INT.astype(np.int32)
+    d = chain_defines("BINARY_ADD_INT", "add_int_tile_init();", "add_int_tile<DataFormat::Int32>(0, 1, 0);", two_inputs=True)
+    out = run(sim, d, a, b, fmt=DataFormat.Int32, out=DataFormat.Int32)
+    np.testing.assert_array_equal(out, wrap32(A_INT + B_INT).view(np.int32))
+    d = chain_defines("TYPECAST", "typecast_tile_init<8u, 0u>();", "typecast_tile<8u, 0u>(0);")
+    out = run(sim, d, a, fmt=DataFormat.Int32, out=DataFormat.Float32)
+    np.testing.assert_array_equal(out, a.astype(np.float32))
+
+
+def test_int32_tensors_need_32_bit_dst(sim):
+    d = chain_defines("NEG", "negative_tile_init();", "negative_tile_int32(0);")
+    with pytest.raises(Exception, match="32-bit integers, which need 32-bit DST"):
+        run(sim, d, A_INT.astype(np.int32), fmt=DataFormat.Int32, out=DataFormat.Int32, fp32_dest=False)

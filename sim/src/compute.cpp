@@ -316,7 +316,8 @@ void Scheduler::copy_tile(int cb, int tile, int dst) {
     require_fpu_init(FpuOp::Copy, cs.bcast, "copy_tile");
     me().call = "copy_tile";
     // Integer words reach DST unchanged only in its 32-bit mode; 16-bit DST would round them as bf16.
-    if (cb_of(cb, "copy_tile").format == DataFormat::UInt32 && !me().spec->fp32_dest) {
+    const DataFormat cb_format = cb_of(cb, "copy_tile").format;
+    if ((cb_format == DataFormat::UInt32 || cb_format == DataFormat::Int32) && !me().spec->fp32_dest) {
         raise("copy_tile: CB " + std::to_string(cb) + " holds 32-bit integers, which need 32-bit DST (fp32_dest_acc_en)");
     }
     load_operand(cb, tile, cs.dst[dst].data(), /*fpu_operand=*/!unpacks_to_dest(cb, "copy_tile"), "copy_tile");

@@ -265,11 +265,12 @@ uint32_t tile_bytes(DataFormat f) {
         case DataFormat::Float16_b: return 2048;
         case DataFormat::Bfp8_b: return 1088;
         case DataFormat::Bfp4_b: return BFP8_EXPONENT_BYTES + TILE_ELEMS / 2;  // 576
+        case DataFormat::Int32:
         case DataFormat::UInt32: return 4096;
     }
     throw std::invalid_argument("tile_bytes: unsupported DataFormat value " + std::to_string(int(f)) +
-                                "; the simulator stores Float32 (0), Float16_b (5), Bfp8_b (6), Bfp4_b (7) and "
-                                "UInt32 (24)");
+                                "; the simulator stores Float32 (0), Float16_b (5), Bfp8_b (6), Bfp4_b (7), Int32 (8) "
+                                "and UInt32 (24)");
 }
 
 uint16_t bf16_bits(float x) {
@@ -289,6 +290,7 @@ void pack_tile(DataFormat f, const float* values, uint8_t* out) {
     gather_face_order(values, face_ordered);
     switch (f) {
         case DataFormat::Float32:
+        case DataFormat::Int32:
         case DataFormat::UInt32:
             for (int i = 0; i < TILE_ELEMS; ++i) store_le32(out + 4 * i, face_ordered[i]);
             return;
@@ -315,6 +317,7 @@ void unpack_tile(DataFormat f, const uint8_t* in, float* values) {
     uint32_t face_ordered[TILE_ELEMS];
     switch (f) {
         case DataFormat::Float32:
+        case DataFormat::Int32:
         case DataFormat::UInt32:
             for (int i = 0; i < TILE_ELEMS; ++i) face_ordered[i] = load_le32(in + 4 * i);
             break;

@@ -1,7 +1,7 @@
 // Numeric formats and matrix-unit arithmetic of a Wormhole B0 Tensix core, as the simulator models them.
 //
 // Two halves:
-//  * Tile byte formats (Float32, Float16_b, Bfp8_b, Bfp4_b, UInt32): how a 32x32 tile is laid out in L1/DRAM and
+//  * Tile byte formats (Float32, Float16_b, Bfp8_b, Bfp4_b, Int32, UInt32): how a 32x32 tile is laid out in L1/DRAM and
 //    how values are rounded when they are written in each format.
 //  * The matrix unit (FPU): what srcA/srcB hold for an operand, and how math fidelity splits each
 //    multiplication into 5-bit x 7-bit mantissa-slice phases.
@@ -13,7 +13,7 @@
 namespace ttsim {
 
 // tt::DataFormat numbering of the Wormhole headers (only the formats the simulator stores).
-enum class DataFormat : uint8_t { Float32 = 0, Float16_b = 5, Bfp8_b = 6, Bfp4_b = 7, UInt32 = 24 };
+enum class DataFormat : uint8_t { Float32 = 0, Float16_b = 5, Bfp8_b = 6, Bfp4_b = 7, Int32 = 8, UInt32 = 24 };
 
 // tt-metal's MathFidelity values; the number of multiplier phases is the value, LoFi being 1.
 enum class MathFidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
@@ -38,8 +38,9 @@ constexpr int face_order_index(int row, int col) {
 }
 
 // Tile bytes in the hardware's tile layout (face order). `values` is the logical 32x32 tile, row-major.
-// pack_tile rounds as described in numerics.cpp; unpack_tile decodes exactly. For UInt32 the float
-// array carries the raw 32-bit words (bit-cast), copied unchanged both ways, exactly like Float32.
+// pack_tile rounds as described in numerics.cpp; unpack_tile decodes exactly. For Int32 and UInt32
+// the float array carries the raw 32-bit words (bit-cast; Int32 in two's complement), copied unchanged
+// both ways, exactly like Float32.
 void pack_tile(DataFormat f, const float* values, uint8_t* out);
 void unpack_tile(DataFormat f, const uint8_t* in, float* values);
 

@@ -49,6 +49,15 @@ def test_fp32_input_runs_with_fp32_dest(sim):
     np.testing.assert_allclose(y, np.sin(tf32.astype(np.float64)), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("name", ["relu_int32", "abs_int32"])
+def test_int32_input_is_exact(sim, name):
+    op = eltwise.OPS[name]
+    x = np.random.default_rng(8).integers(-2**31 + 1, 2**31, (32, 64)).astype(np.int32)
+    y, _ = eltwise.run_unary(sim, [op], x, fmt=DataFormat.Int32)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, op.reference(x.astype(np.int64)).astype(np.int32))
+
+
 def test_work_split_over_cores_gives_the_same_result(sim):
     op = eltwise.OPS["exp"]
     x = eltwise.sample_input(op, (96, 96), seed=6)

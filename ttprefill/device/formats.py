@@ -3,7 +3,7 @@
 A device tensor is a sequence of 32x32 tiles. Each tile is stored as four 16x16 faces (0 top-left,
 1 top-right, 2 bottom-left, 3 bottom-right), row-major inside a face, in one of these formats:
 
-* Float32 / UInt32: 4 little-endian bytes per value, bit for bit.
+* Float32 / Int32 / UInt32: 4 little-endian bytes per value, bit for bit (Int32 in two's complement).
 * Float16_b (bfloat16): 2 little-endian bytes per value, rounded to nearest, ties to even.
 * Bfp8_b: 1088 bytes per tile. 64 shared-exponent bytes first (exponent i covers the 16 values of
   face i // 16, face row i % 16), then one byte per value in face order: sign bit and a 7-bit
@@ -17,9 +17,9 @@ A device tensor is a sequence of 32x32 tiles. Each tile is stored as four 16x16 
   3-bit magnitude, value = magnitude * 2**(shared_exponent - 129)), value 2k in the low nibble of
   byte k; rounded like Bfp8_b to 3 bits, saturating at 7.
 
-Arrays of tiles are float32 of shape (ntiles, 1024), each row one tile in face order. For UInt32 the
-float32 values carry the raw 32-bit words (use `.view(np.uint32)`); `to_device_bytes` and
-`from_device_bytes` take and return uint32 arrays for that format.
+Arrays of tiles are float32 of shape (ntiles, 1024), each row one tile in face order. For Int32 and
+UInt32 the float32 values carry the raw 32-bit words (use `.view(np.int32)` / `.view(np.uint32)`);
+`to_device_bytes` and `from_device_bytes` take and return int32 / uint32 arrays for those formats.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def pack(fmt: DataFormat | int, tiles: np.ndarray) -> np.ndarray:
             f"pack expects float32 tiles, got {tiles.dtype}; for UInt32 pass the words as "
             "uint32_array.view(np.float32), or use to_device_bytes"
         )
-    if fmt in (DataFormat.Float32, DataFormat.UInt32):
+    if fmt in (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32):
         return np.ascontiguousarray(tiles).astype("<f4", copy=False).view(np.uint8).reshape(-1)
     if fmt == DataFormat.Float16_b:
         return bf16_bits(tiles).astype("<u2", copy=False).view(np.uint8).reshape(-1)
@@ -227,7 +227,7 @@ def unpack(fmt: DataFormat | int, data: bytes | bytearray | memoryview | np.ndar
     needed = ntiles * TILE_BYTES[fmt]
     if raw.size != needed:
         raise ValueError(f"{ntiles} {fmt.name} tiles take {needed} bytes, got {raw.size}")
-    if fmt in (DataFormat.Float32, DataFormat.UInt32):
+    if fmt in (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32):
         return np.ascontiguousarray(raw).view("<f4").astype(np.float32).reshape(ntiles, TILE_ELEMS)
     if fmt == DataFormat.Float16_b:
         return bf16_from_bits(np.ascontiguousarray(raw).view("<u2")).reshape(ntiles, TILE_ELEMS)
@@ -249,7 +249,8 @@ def padded_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
 def to_device_bytes(array: np.ndarray, fmt: DataFormat | int) -> np.ndarray:
     """array[..., H, W] -> uint8 bytes of its tiles: zero-padded to multiples of 32, tilized, packed.
 
-    Values are float32 (other float dtypes are converted); for UInt32 pass integers in [0, 2**32).
+    Values are float32 (other float dtypes are converted); for UInt32 pass integers in [0, 2**32), for
+    Int32 integers in [-2**31, 2**31).
     """
     fmt = _as_format(fmt)
     array = np.asarray(array)
@@ -261,6 +262,12 @@ def to_device_bytes(array: np.ndarray, fmt: DataFormat | int) -> np.ndarray:
         if array.size and (array.min() < 0 or array.max() > 0xFFFFFFFF):
             raise ValueError("UInt32 tensor values must lie in [0, 2**32)")
         words = array.astype(np.uint32)
+    elif fmt == DataFormat.Int32:
+        if array.dtype.kind not in "ui":
+            raise TypeError(f"Int32 tensors take integer arrays, got {array.dtype}")
+        if array.size and (array.min() < -2**31 or array.max() > 2**31 - 1):
+            raise ValueError("Int32 tensor values must lie in [-2**31, 2**31)")
+        words = array.astype(np.int32).view(np.uint32)
     else:
         words = array.astype(np.float32)
     target = padded_shape(words.shape)
@@ -274,7 +281,7 @@ def from_device_bytes(data: bytes | bytearray | memoryview | np.ndarray, fmt: Da
                       shape: tuple[int, ...]) -> np.ndarray:
     """Inverse of to_device_bytes: bytes -> array of the logical `shape` (padding dropped).
 
-    Returns float32, or uint32 for UInt32.
+    Returns float32, or uint32 for UInt32, int32 for Int32.
     """
     fmt = _as_format(fmt)
     shape = tuple(int(s) for s in shape)
@@ -285,5 +292,7 @@ def from_device_bytes(data: bytes | bytearray | memoryview | np.ndarray, fmt: Da
     tiles = unpack(fmt, data, ntiles)
     if fmt == DataFormat.UInt32:
         tiles = tiles.view(np.uint32)
+    elif fmt == DataFormat.Int32:
+        tiles = tiles.view(np.int32)
     array = untilize(tiles, full)
     return np.ascontiguousarray(array[..., : shape[-2], : shape[-1]])

@@ -47,6 +47,7 @@ class DataFormat(enum.IntEnum):
     Float16_b = 5
     Bfp8_b = 6
     Bfp4_b = 7
+    Int32 = 8
     UInt32 = 24
 
     @property
@@ -60,6 +61,7 @@ TILE_BYTES = {
     DataFormat.Float16_b: 2048,
     DataFormat.Bfp8_b: 1088,
     DataFormat.Bfp4_b: 576,
+    DataFormat.Int32: 4096,
     DataFormat.UInt32: 4096,
 }
 

@@ -136,7 +136,8 @@ class SimDevice:
         if self._reads_as_zeros(tensor):
             self._check_live(tensor)
             # np.zeros maps the OS's zero pages lazily: no host memory until someone writes the array.
-            return np.zeros(tensor.shape, np.uint32 if tensor.data_format is DataFormat.UInt32 else np.float32)
+            dtype = {DataFormat.UInt32: np.uint32, DataFormat.Int32: np.int32}.get(tensor.data_format, np.float32)
+            return np.zeros(tensor.shape, dtype)
         data = self.read_pages(tensor, 0, tensor.num_pages)
         return formats.from_device_bytes(data, tensor.data_format, tensor.shape)
 

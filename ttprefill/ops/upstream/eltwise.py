@@ -69,6 +69,9 @@ OPS: dict[str, UnaryOp] = {
         UnaryOp("log", "COMPUTE_KERNEL_API", "log_tile_init();", "log_tile({idst});", np.log, 0.05, 16.0),
         UnaryOp("sin", "TRIG_FAMILY", "sin_tile_init();", "sin_tile({idst});", np.sin),
         # ttnn.mul with a float scalar: MUL_UNARY_SFPU, the scalar as fp32 bits (here 0.75).
+        # the factory's Int32 forms (INT32 input: relu_tile_int32, abs_tile_int32)
+        UnaryOp("relu_int32", "RELU_FAMILY", "relu_tile_init();", "relu_tile_int32({idst});", lambda x: np.maximum(x, 0)),
+        UnaryOp("abs_int32", "COMPUTE_KERNEL_API", "abs_tile_init();", "abs_tile_int32({idst});", np.abs),
         UnaryOp("mul_scalar", "BINOP_WITH_SCALAR", "binop_with_scalar_tile_init();",
                 "mul_unary_tile({idst}, 0x3f400000u);", lambda x: x * 0.75),
     )
@@ -77,7 +80,8 @@ OPS: dict[str, UnaryOp] = {
 
 def input_dtype_define(fmt: DataFormat) -> str:
     """The factory's define for the input's data type."""
-    return {DataFormat.Float32: "INP_FLOAT32", DataFormat.UInt32: "INP_UINT32"}.get(fmt, "INP_FLOAT")
+    return {DataFormat.Float32: "INP_FLOAT32", DataFormat.Int32: "INP_INT32", DataFormat.UInt32: "INP_UINT32"}.get(
+        fmt, "INP_FLOAT")
 
 
 def block_defines(chain: list[UnaryOp], input_format: DataFormat, idst: str = "0") -> dict[str, str]:
@@ -98,9 +102,9 @@ def block_defines(chain: list[UnaryOp], input_format: DataFormat, idst: str = "0
 def unary_sfpu_program(src, dst, chain: list[UnaryOp], *, grid: tuple[int, int] = (1, 1),
                        fp32_dest_acc_en: bool | None = None) -> Program:
     """ttnn's eltwise unary program for interleaved tiled tensors running `chain` on every tile.
-    fp32 DST follows the factory's rule by default: on for Float32 / integer inputs."""
+    fp32 DST follows the factory's rule by default: on for Float32 and 32-bit integer inputs."""
     if fp32_dest_acc_en is None:
-        fp32_dest_acc_en = src.data_format in (DataFormat.Float32, DataFormat.UInt32)
+        fp32_dest_acc_en = src.data_format in (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
     name = "upstream_unary_" + "_".join(op.name for op in chain)
     return unary_interleaved_program(src, dst, grid=grid, defines=block_defines(chain, src.data_format),
                                      fp32_dest_acc_en=fp32_dest_acc_en, name=name)
