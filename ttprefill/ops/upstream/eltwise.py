@@ -153,3 +153,109 @@ def _register(names: list[str]) -> None:
 
 for _names in (["exp"], ["gelu"], ["silu"], ["sqrt"], ["recip"], ["relu"], ["exp", "relu"]):
     _register(_names)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Binary SFPU ops: binary_ng with an SFPU op (ttnn.add of Int32 tensors, ttnn.divide, ttnn.pow, ...)
+#
+# binary_ng's factory picks eltwise_binary_sfpu_no_bcast.cpp for an op it runs on the SFPU: both tiles are
+# copied into DST (LHS at 2i, RHS at 2i+1) and BINARY_SFPU_OP(2i, 2i+1, 2i) combines them, after one
+# BINARY_SFPU_INIT at the start. The readers, writer, CBs and work split are the FPU path's
+# (ttprefill/ops/upstream/binary.py); the compute kernel, its defines and its config differ: fp32 DST
+# for Float32 / Int32 / UInt32 outputs, and Float32 inputs unpacked straight to DST (UnpackToDestFp32).
+
+BINARY_SFPU_COMPUTE = "eltwise/binary_ng/device/kernels/compute/eltwise_binary_sfpu_no_bcast.cpp"
+
+
+@dataclass(frozen=True)
+class BinarySfpuOp:
+    name: str
+    init: str  # BINARY_SFPU_INIT
+    op: str  # BINARY_SFPU_OP: called as op(lhs, rhs, out)
+    reference: Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _wrap32(v: np.ndarray) -> np.ndarray:
+    return (np.asarray(v, np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+BINARY_OPS: dict[str, BinarySfpuOp] = {
+    op.name: op
+    for op in (
+        BinarySfpuOp("add", "add_binary_tile_init();", "add_binary_tile", np.add),
+        BinarySfpuOp("sub", "sub_binary_tile_init();", "sub_binary_tile", np.subtract),
+        BinarySfpuOp("mul", "mul_binary_tile_init();", "mul_binary_tile", np.multiply),
+        BinarySfpuOp("div", "div_binary_tile_init();", "div_binary_tile", np.divide),
+        BinarySfpuOp("maximum", "binary_max_tile_init();", "binary_max_tile", np.maximum),
+        BinarySfpuOp("atan2", "atan2_binary_tile_init();", "atan2_binary_tile", np.arctan2),
+        BinarySfpuOp("add_int32", "add_int_tile_init();", "add_int_tile<DataFormat::Int32>",
+                     lambda a, b: _wrap32(a.astype(np.int64) + b)),
+        BinarySfpuOp("mul_int32", "mul_int_tile_init<DataFormat::Int32>();", "mul_int_tile<DataFormat::Int32>",
+                     lambda a, b: _wrap32(a.astype(np.int64) * b)),
+    )
+}
+
+
+def binary_sfpu_program(a, b, out, op: BinarySfpuOp, *, grid: tuple[int, int] = (1, 1)) -> Program:
+    from ttprefill.device.program import ComputeConfig, Kernel, MathFidelity, Role
+
+    from . import kernel_path
+    from .binary import binary_ng_program
+
+    base = binary_ng_program(a, b, out, "add", grid=grid)
+    fpu_compute = next(k for k in base.kernels if k.role is Role.COMPUTE)
+    defines = {"BINARY_SFPU_INIT": op.init, "BINARY_SFPU_OP": op.op, "PROCESS_LHS_ACTIVATIONS(i)": "",
+               "PROCESS_RHS_ACTIVATIONS(i)": "", "PROCESS_POST_ACTIVATIONS(i)": ""}
+    wide = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
+    direct = frozenset(cb for cb, t in ((0, a), (1, b)) if t.data_format == DataFormat.Float32)
+    config = ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=out.data_format in wide,
+                           unpack_to_dest_fp32=direct if out.data_format in wide else frozenset())
+    compute = Kernel(kernel_path(BINARY_SFPU_COMPUTE), Role.COMPUTE, fpu_compute.cores, [1], defines=defines,
+                     runtime_args=dict(fpu_compute.runtime_args), compute_config=config)
+    kernels = [k for k in base.kernels if k.role is not Role.COMPUTE] + [compute]
+    return Program(kernels=kernels, circular_buffers=base.circular_buffers, name=f"upstream_binary_sfpu_{op.name}")
+
+
+def run_binary(device, op: BinarySfpuOp, x: np.ndarray, y: np.ndarray, fmt: DataFormat = DataFormat.Float16_b,
+               grid: tuple[int, int] = (1, 1)):
+    ta, tb = device.upload(x, fmt), device.upload(y, fmt)
+    to = device.allocate(x.shape, fmt)
+    try:
+        report = device.run(binary_sfpu_program(ta, tb, to, op, grid=grid))
+        return device.download(to), report
+    finally:
+        for t in (ta, tb, to):
+            device.free(t)
+
+
+def _check_binary(device, name: str, fmt: DataFormat) -> dict:
+    op = BINARY_OPS[name]
+    rng = np.random.default_rng(12)
+    if fmt == DataFormat.Int32:
+        x = rng.integers(-2**31, 2**31, (64, 64)).astype(np.int32)
+        y = rng.integers(-2**31, 2**31, (64, 64)).astype(np.int32)
+        out, report = run_binary(device, op, x, y, fmt)
+        if not np.array_equal(out, op.reference(x, y)):
+            from .registry import ConformanceError
+
+            raise ConformanceError(f"{name}: {int(np.sum(out != op.reference(x, y)))} of {out.size} words differ")
+        return {"cycles": report.cycles, f"{name}_exact": True}
+    from ttprefill.device.formats import round_to_bf16
+
+    x = round_to_bf16(rng.uniform(-4, 4, (64, 64)).astype(np.float32))
+    y = round_to_bf16(rng.uniform(0.5, 4, (64, 64)).astype(np.float32))
+    out, report = run_binary(device, op, x, y, fmt)
+    return {"cycles": report.cycles} | expect_close(op.reference(x.astype(np.float64), y), out, name, 0.999, 0.01)
+
+
+def _register_binary(name: str, fmt: DataFormat) -> None:
+    from .binary import READER, WRITER
+
+    @register(f"eltwise_binary_sfpu/{name}", "eltwise", (READER, BINARY_SFPU_COMPUTE, WRITER))
+    def _entry(device) -> dict:
+        return _check_binary(device, name, fmt)
+
+
+for _name, _fmt in (("div", DataFormat.Float16_b), ("atan2", DataFormat.Float16_b), ("add_int32", DataFormat.Int32),
+                    ("mul_int32", DataFormat.Int32)):
+    _register_binary(_name, _fmt)
