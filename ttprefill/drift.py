@@ -10,9 +10,10 @@ Four checks, each a table section:
   deprecated  calls the pinned headers mark [[deprecated]] (warnings).
   syntax   the data-movement kernels compile with the host g++ (-fsyntax-only) against the real
            headers, with the defines tt-metal's JIT uses for a Wormhole BRISC build and a small
-           generated stand-in for the per-program descriptor header. Compute kernels cannot: the
-           LLK headers include the SFPI compiler's sfpi.h, which only Tenstorrent's RISC-V
-           toolchain ships; the report says which header stops them.
+           generated stand-in for the per-program descriptor header. Compute kernels compile for
+           the unpack, math and pack TRISCs as the JIT builds them (ttprefill.compute_syntax), with
+           a stand-in for the SFPI toolchain's sfpi.h and lltt.h; the JSON report counts them
+           (compute_kernels_checked of compute_kernels).
 
 Two progress figures for tt-metal's own kernels (issue 12) close the report; neither changes the exit status:
   upstream coverage   how many kernel files of six op families compile in the simulator
@@ -302,11 +303,6 @@ SYNTAX_DEFINES = {
 }
 # Overrides for a kernel placed on RISCV_1 (NCRISC, NoC 1), as the reader usually is.
 NCRISC_DEFINES = {"COMPILE_FOR_NCRISC": "1", "PROCESSOR_INDEX": "1", "NOC_INDEX": "1"}
-COMPUTE_DEFINES = {
-    "ARCH_WORMHOLE": "1", "TENSIX_FIRMWARE": "1", "KERNEL_BUILD": "1", "LOCAL_MEM_EN": "0",
-    "COMPILE_FOR_TRISC": "1", "TRISC_MATH": "1", "UCK_CHLKC_MATH": "1", "NAMESPACE": "chlkc_math",
-    "PROCESSOR_INDEX": "3", "MATH_FIDELITY": "2", "APPROX": "false", "DST_ACCUM_MODE": "true",
-}
 # Headers brisck.cc (tt-metal's BRISC kernel wrapper) includes before the kernel.
 _WRAPPER_INCLUDES = ("risc_common.h", "tensix.h", "tensix_types.h", "noc.h", "noc_overlay_parameters.h",
                      "ckernel_structs.h", "stream_io_map.h", "c_tensix_core.h", "noc_nonblocking_api.h",
@@ -401,19 +397,11 @@ def check_syntax(headers: Path, kernels: list[Path], repo: Path, per_kernel: int
         lines += [f"constexpr std::uint32_t {name}[32] = {{{', '.join([str(v)] * 32)}}};"
                   for name, v in _DESCRIPTOR_ARRAYS.items()]
         (tmpdir / "chlkc_descriptors.h").write_text("\n".join(lines) + "\n")
-        compute_probe_done = False
+        compute = []
         for kernel in kernels:
             rel = kernel.relative_to(repo).as_posix()
             if _is_compute(kernel):
-                if compute_probe_done:
-                    continue
-                compute_probe_done = True
-                cmd = [cxx, "-std=c++20", "-fsyntax-only", "-w", f"-I{tmpdir}", *includes,
-                       *(f"-D{k}={v}" for k, v in COMPUTE_DEFINES.items()), "-DKERNEL_COMPILE_TIME_ARGS=", str(kernel)]
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                status, detail = (OK, "compiles") if proc.returncode == 0 else (
-                    INFO, f"compute kernels cannot be checked on the host: {_first_error(proc.stderr)}")
-                findings.append(Finding("syntax", f"{rel} (compute probe)", status, rel, detail))
+                compute.append(kernel)
                 continue
             variants = args_by_kernel.get(kernel.resolve()) or [(PLACEHOLDER_CT_ARGS, {}, "placeholder args")]
             for ct_args, defines, origin in variants[:per_kernel]:
@@ -430,7 +418,31 @@ def check_syntax(headers: Path, kernels: list[Path], repo: Path, per_kernel: int
                     deprecated = "deprecated" in _first_error(proc.stderr)
                     findings.append(Finding("syntax", rel, WARN if deprecated else ERROR, rel,
                                             f"({origin}) {_first_error(proc.stderr)}"))
-    return findings
+    return findings + check_compute_syntax(headers, compute, repo, args_by_kernel, per_kernel)
+
+
+def check_compute_syntax(headers: Path, kernels: list[Path], repo: Path, args_by_kernel: dict,
+                         per_kernel: int = 2) -> list[Finding]:
+    """Compute kernels for the three TRISCs the way tt-metal's JIT builds them (ttprefill.compute_syntax),
+    with a stand-in for the SFPI toolchain's headers: each distinct set of defines a registered program
+    gives the kernel (up to per_kernel), or placeholder args."""
+    from ttprefill.compute_syntax import check_compute_kernels
+
+    variants, labels = [], []
+    for kernel in kernels:
+        seen: list[dict] = []
+        for ct_args, defines, origin in args_by_kernel.get(kernel.resolve()) or [(PLACEHOLDER_CT_ARGS, {}, "placeholder args")]:
+            if defines not in seen and len(seen) < per_kernel:
+                seen.append(defines)
+                variants.append((kernel, ct_args, defines))
+                labels.append(origin)
+    results = check_compute_kernels(headers.parent.parent.parent, variants)
+    # A kernel no registered program builds (a simulator test kernel) gets placeholder args and no
+    # defines, which it may reject by design: its failure is a note, not an error.
+    return [Finding("syntax", r.kernel.relative_to(repo).as_posix(),
+                    OK if r.ok else (INFO if origin == "placeholder args" else ERROR),
+                    r.kernel.relative_to(repo).as_posix(), f"compute ({origin}): {r.detail}")
+            for r, origin in zip(results, labels)]
 
 
 # ----------------------------------------------------------------------------- the command
@@ -517,6 +529,9 @@ def run(headers: Path | None = None, syntax: bool = True, repo: Path = REPO_ROOT
         "counts": counts,
         "findings": [asdict(f) for f in findings],
     }
+    compute = [f for f in findings if f.check == "syntax" and f.detail.startswith("compute (")]
+    report["compute_kernels"] = len({f.subject for f in compute}) if syntax else 0
+    report["compute_kernels_checked"] = len({f.subject for f in compute} - {f.subject for f in compute if f.status != OK})
     if coverage:
         report.update(upstream_coverage_summary())
     report.update(upstream_programs_summary(programs, repo))

@@ -56,6 +56,12 @@
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "flash_attention_common.h"
 
+// tt-metal's JIT defines APPROX (the ComputeConfig's math_approx_mode) for the math and pack threads
+// only; the unpack thread compiles the exp calls below too, as no-ops, so it gets a placeholder.
+#if defined(UCK_CHLKC_UNPACK)
+constexpr bool APPROX = false;
+#endif
+
 namespace {
 
 constexpr uint32_t Dt = get_compile_time_arg_val(0);

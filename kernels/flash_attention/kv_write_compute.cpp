@@ -6,6 +6,7 @@
 // Circular buffers: cb_new (bf16) -> cb_page (page format), one tile at a time.
 #include <cstdint>
 
+#include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/tile_move_copy.h"
 

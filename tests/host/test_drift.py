@@ -164,3 +164,21 @@ def test_drift_command_exits_2_with_a_clear_message_without_headers(monkeypatch,
     monkeypatch.setenv("TTPREFILL_TTNN_HEADERS", str(tmp_path / "nowhere"))
     assert drift.main([]) == 2
     assert "TTPREFILL_TTNN_HEADERS" in capsys.readouterr().err
+
+
+def test_compute_kernels_compile_for_the_three_triscs_against_the_real_llk(tmp_path):
+    """A compute kernel passes for unpack, math and pack with the stand-in SFPI headers; a call the
+    pinned API lacks fails, named, on the first thread that compiles it."""
+    from ttprefill.compute_syntax import check_compute_kernels
+    from ttprefill.device.ttnn_env import package_root
+
+    repo = Path(__file__).resolve().parents[2]
+    good = repo / "kernels" / "examples" / "softmax_compute.cpp"
+    bad = _write(tmp_path, "bad/compute.cpp", """
+        #include "api/compute/compute_kernel_hw_startup.h"
+        #include "api/compute/tile_move_copy.h"
+        void kernel_main() { copy_tilez(0, 0, 0); }
+    """)
+    good_result, bad_result = check_compute_kernels(package_root(), [(good, [4], {}), (bad, [], {})])
+    assert good_result.ok, good_result.detail
+    assert not bad_result.ok and "copy_tilez" in bad_result.detail and bad_result.detail.startswith("unpack thread")

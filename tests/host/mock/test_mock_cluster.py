@@ -142,3 +142,22 @@ def test_compile_command_count_is_reported(mock_run):
     links = [c for c in mock_run.commands if any(a.endswith(".elf") for a in c) and "-c" not in c]
     assert len(links) >= sum(len(_offline(n).kernels) for n in REGISTERED) // 2
     assert re.search(r"\(tenstorrent/sfpi:[^)]+\)", open(mock_run.env.root / "runtime/sfpi/compiler/bin/riscv-tt-elf-g++").read())
+
+
+def test_compute_syntax_check_uses_the_jits_defines_and_include_folders(mock_run):
+    """drift's compute check (ttprefill.compute_syntax) builds like tt-metal's JIT did in this run."""
+    from ttprefill.compute_syntax import JIT_DEFINES, JIT_INCLUDES, THREADS
+
+    root = str(mock_run.env.root)
+    trisc = [c for c in _kernel_compiles(mock_run.commands) if any(a.startswith("-DUCK_CHLKC_") for a in c)]
+    assert trisc
+    for c in trisc:
+        defines = {a[2:].split("=", 1)[0]: (a.split("=", 1)[1] if "=" in a else None) for a in c if a.startswith("-D")}
+        for k, v in JIT_DEFINES.items():
+            assert k in defines and (v is None or k == "DISPATCH_MESSAGE_ADDR" or defines[k] == v), (k, defines.get(k))
+        thread = next(k[len("UCK_CHLKC_"):] for k in defines if k.startswith("UCK_CHLKC_"))
+        want = {t: (str(trisc_), str(proc)) for t, trisc_, proc in THREADS}[thread]
+        assert (defines["COMPILE_FOR_TRISC"], defines["PROCESSOR_INDEX"]) == want
+        includes = [a[2:].rstrip("/") for a in c if a.startswith("-I") and a[2:].startswith(root)]
+        rel = [str(Path(i).relative_to(root)) if i != root else "." for i in includes]
+        assert rel == list(JIT_INCLUDES), rel
