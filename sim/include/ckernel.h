@@ -19,4 +19,17 @@ inline T load_blocking(volatile T* ptr) {
     return *ptr;
 }
 
+// The mailboxes between a core's RISC-Vs (a data-movement kernel handing a value to each TRISC of the
+// compute kernel): not modeled by the simulator, so both ends stop the run.
+inline void mailbox_write(const std::uint8_t thread, const std::uint32_t data) {
+    (void)thread;
+    (void)data;
+    TTSIM->fail("mailbox_write", "not modeled by the simulator: mailboxes between a core's RISC-Vs");
+}
+inline std::uint32_t mailbox_read(const std::uint8_t thread) {
+    (void)thread;
+    TTSIM->fail("mailbox_read", "not modeled by the simulator: mailboxes between a core's RISC-Vs");
+    return 0;
+}
+
 }  // namespace ckernel

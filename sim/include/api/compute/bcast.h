@@ -6,10 +6,6 @@
 #include "api/compute/common.h"
 #include "api/compute/eltwise_binary.h"
 
-namespace ttsim::detail {
-constexpr ttsim::Bcast bcast_of(ckernel::BroadcastType b) { return static_cast<ttsim::Bcast>(static_cast<uint32_t>(b)); }
-}  // namespace ttsim::detail
-
 namespace ckernel {
 
 template <BroadcastType bcast_type>

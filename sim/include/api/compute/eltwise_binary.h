@@ -13,6 +13,8 @@ constexpr ttsim::FpuOp fpu_op_of(ckernel::EltwiseBinaryType t) {
            : t == ckernel::EltwiseBinaryType::ELWMUL ? ttsim::FpuOp::Mul
                                                      : ttsim::FpuOp::None;
 }
+// tt-metal's BroadcastType and the simulator's Bcast share their numbering.
+constexpr ttsim::Bcast bcast_of(ckernel::BroadcastType b) { return static_cast<ttsim::Bcast>(static_cast<uint32_t>(b)); }
 // Dest reuse: one operand is DST[idst] itself, moved into srcA (bit 9) or srcB (bit 10).
 constexpr uint32_t kReuseDestSrcA = 1u << 9;
 constexpr uint32_t kReuseDestSrcB = 1u << 10;
@@ -117,3 +119,7 @@ TTSIM_REUSE_DEST_OP(mul, ELWMUL)
 #undef TTSIM_REUSE_DEST_OP
 
 }  // namespace ckernel
+
+// The LLK halves, which kernels may call directly.
+#include "llk_math_binary_api.h"
+#include "llk_unpack_AB_api.h"

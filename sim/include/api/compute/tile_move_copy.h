@@ -52,3 +52,7 @@ copy_tile_to_dst_init_short_with_dt(std::uint32_t old_cbid, std::uint32_t new_cb
 }
 
 }  // namespace ckernel
+
+// The LLK halves, which kernels may call directly.
+#include "llk_math_unary_datacopy_api.h"
+#include "llk_unpack_A_api.h"
