@@ -109,3 +109,8 @@ struct noc_traits_t<CoreLocalMem<T, AddressType>> {
 template <typename T, typename AddressType>
 inline constexpr bool noc_zero_l1_endpoint_v<CoreLocalMem<T, AddressType>> = true;
 #endif
+
+// As on the device, a data-movement kernel that has this endpoint also has the TensorAccessor one.
+#if !defined(COMPILE_FOR_TRISC)
+#include "api/tensor/noc_traits.h"
+#endif

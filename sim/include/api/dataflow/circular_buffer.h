@@ -145,3 +145,8 @@ struct noc_traits_t<CircularBufferView<AddrSel>> : ttsim::detail::CircularBuffer
 template <>
 inline constexpr bool noc_zero_l1_endpoint_v<CircularBuffer> = true;
 #endif  // !COMPILE_FOR_TRISC
+
+// As on the device, a data-movement kernel that has this endpoint also has the TensorAccessor one.
+#if !defined(COMPILE_FOR_TRISC)
+#include "api/tensor/noc_traits.h"
+#endif
