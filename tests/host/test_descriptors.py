@@ -28,7 +28,7 @@ from ttprefill.device.tt_device import program_to_descriptor
 
 # tt::DataFormat as tt-metal numbers it (tt_metal/api/tt-metalium/tt_backend_api_types.hpp).
 TT_DATA_FORMAT = {DataFormat.Float32: 0, DataFormat.Float16_b: 5, DataFormat.Bfp8_b: 6, DataFormat.Bfp4_b: 7,
-                  DataFormat.UInt32: 24}
+                  DataFormat.Int32: 8, DataFormat.UInt32: 24}
 
 
 def test_copy_program_passes_the_checks(ttnn):

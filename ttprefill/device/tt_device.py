@@ -65,9 +65,14 @@ def ttnn_data_type(ttnn, data_format: DataFormat):
         DataFormat.Float32: ttnn.float32,
         DataFormat.Bfp8_b: ttnn.bfloat8_b,
         DataFormat.Bfp4_b: ttnn.bfloat4_b,
+        DataFormat.Int32: ttnn.int32,
         DataFormat.UInt32: ttnn.uint32,
     }
     return table[DataFormat(data_format)]
+
+
+# numpy element types of the host arrays for integer formats (every float format is float32 on the host).
+_HOST_DTYPE = {DataFormat.UInt32: np.uint32, DataFormat.Int32: np.int32}
 
 
 def ttnn_math_fidelity(ttnn, fidelity: MathFidelity):
@@ -288,7 +293,7 @@ class TTDevice:
     # ------------------------------------------------------------------ tensors
     def _host_tensor(self, array: np.ndarray, data_format: DataFormat, device=None):
         ttnn = self._ttnn
-        values = np.asarray(array, np.uint32 if data_format is DataFormat.UInt32 else np.float32)
+        values = np.asarray(array, _HOST_DTYPE.get(data_format, np.float32))
         kwargs = {"device": device, "mem_config": ttnn.DRAM_MEMORY_CONFIG} if device is not None else {}
         return ttnn.Tensor(values, data_type=ttnn_data_type(ttnn, data_format), layout=ttnn.TILE_LAYOUT, **kwargs)
 
@@ -333,7 +338,7 @@ class TTDevice:
             # Widening on the host is exact.
             host = self._ttnn.to_dtype(host, self._ttnn.float32)
         values = np.asarray(host.to_numpy())
-        dtype = np.uint32 if tensor.data_format is DataFormat.UInt32 else np.float32
+        dtype = _HOST_DTYPE.get(tensor.data_format, np.float32)
         return values.astype(dtype).reshape(tensor.shape)
 
     def read_pages(self, tensor: TTTensor, first_page: int, num_pages: int) -> np.ndarray:
