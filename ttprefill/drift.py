@@ -581,6 +581,9 @@ def format_table(report: dict, show_ok: bool = False) -> str:
     c = report["counts"]
     lines.append(f"{c['ok']} ok, {c['warn']} warnings, {c['error']} errors, {c['info']} notes "
                  f"({len(report['kernels'])} kernels, {report['wall_s']:.1f} s)")
+    if report.get("compute_kernels"):
+        lines.append(f"compute kernels: {report['compute_kernels_checked']} of {report['compute_kernels']} compile for "
+                     "unpack, math and pack against the pinned LLK headers (SFPI stand-in)")
     lines += format_upstream(report)
     return "\n".join(lines)
 
