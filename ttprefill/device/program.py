@@ -191,8 +191,8 @@ class ComputeConfig:
     unpack_to_dest_fp32: frozenset[int] = frozenset()
     # tt-metal's precise Bfp8 packing (ComputeConfig bfp8_pack_precise), asked for wherever a kernel
     # packs Bfp8_b: the simulator rounds each value to nearest from its full DST value, the careful
-    # conversion. The generated packer configuration did not differ with and without it in the
-    # mock-cluster runs, so what the card's packer does is unverified (README, "Running on a Wormhole card").
+    # conversion. Its effect on the card's packer could not be established on the mock cluster, so
+    # the card's Bfp8_b rounding is unverified (README, "Running on a Wormhole card").
     bfp8_pack_precise: bool = True
 
 
