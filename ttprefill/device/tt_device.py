@@ -2,10 +2,12 @@
 
 The translation Program -> ttnn.ProgramDescriptor (`program_to_descriptor`) needs ttnn but no card:
 descriptor objects are plain host objects, so CI builds and checks them (tests/host). Opening a
-device needs a card; without one TTDevice fails at once with TTDeviceUnavailable.
+device needs a card, or ttnn's mock cluster ($TT_METAL_MOCK_CLUSTER_DESC_PATH); without either
+TTDevice fails at once with TTDeviceUnavailable.
 
 Nothing here has run on silicon yet (no card is attached to the machines this was written on): the
-descriptor translation is checked against the real ttnn package, the device calls are not.
+descriptor translation is checked against the real ttnn package, and the device calls run on ttnn's
+mock n150 and n300 in CI (tests/host/mock), where nothing executes and reads return zeros.
 """
 
 from __future__ import annotations
