@@ -1,0 +1,78 @@
+"""tt-metal's generic reduce over W (ttnn.sum / ttnn.max over the last dim of a tiled, interleaved
+tensor), the Metal 2.0 kernels of ttnn 0.81.1 (reduction/generic/device/kernels/):
+    dataflow/reader_unary_reduce_universal_start_id.cpp  RISCV_1: fills the scaler tile (dfb scaler) with
+        kernel_lib's prepare_reduce_scaler, then streams the core's tiles into dfb in0; args num_tiles,
+        start_id, scaler_bits (runtime) and tiles_per_batch (compile time); tensor src
+    compute/reduce.cpp                                    kernel_lib's reduce over the core's rows; args Ht
+        (the core's tile rows), Wt, NC = 1 (runtime) and enable_fp32_sfpu = 0 (compile time); defines
+        REDUCE_OP, REDUCE_DIM = ReduceDim::REDUCE_ROW
+    eltwise/unary/.../writer_unary_interleaved_start_id_metal2.cpp  RISCV_0: one tile per row from dfb
+        out; args num_pages, start_id; tensor dst
+Buffers: in0 two tiles (reads one tile per batch), scaler one tile (bf16, or fp32 for fp32 input), out two
+tiles; tile rows split with split_work_to_cores (row-major); compute HiFi4, fp32 DST for fp32 input.
+The factory (reduce_op_multi_core_w_program_factory.cpp) also batches reads and picks a post-multiply
+for MAX with a scaler other than 1; this mirror uses one tile per read and scaler 1 for MAX.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ttprefill.device.program import (
+    CircularBuffer,
+    ComputeConfig,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    MathFidelity,
+    Program,
+    Role,
+    TensorBinding,
+)
+
+from . import kernel_path
+from .data_movement import split_work_to_cores
+
+KDIR = "reduction/generic/device/kernels/"
+READER = KDIR + "dataflow/reader_unary_reduce_universal_start_id.cpp"
+COMPUTE = KDIR + "compute/reduce.cpp"
+WRITER = "eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id_metal2.cpp"
+CB_IN, CB_SCALER, CB_OUT = 0, 2, 3
+POOLS = {"sum": "ckernel::PoolType::SUM", "max": "ckernel::PoolType::MAX"}
+
+
+def reduce_w_program(src, dst, op: str, *, scaler: float = 1.0, grid: tuple[int, int] = (1, 1)) -> Program:
+    """src [..., H, W] -> dst [..., H, 32] whose column 0 holds op over each row, times `scaler`."""
+    if op not in POOLS:
+        raise ValueError(f"op must be one of {sorted(POOLS)}")
+    wt = src.tiles_w
+    rows = src.num_pages // wt
+    if dst.num_pages != rows:
+        raise ValueError("the output has one tile per 32-row band of the input")
+    work, first = [], 0
+    for core, n in split_work_to_cores(grid, rows, row_major=True):
+        work.append((core, n, first))
+        first += n
+    cores = CoreRangeSet.of([c for c, _, _ in work])
+    fp32 = src.data_format == DataFormat.Float32
+    scaler_fmt = DataFormat.Float32 if fp32 else DataFormat.Float16_b
+    cbs = [CircularBuffer(CB_IN, src.data_format, src.page_size, 2, cores),
+           CircularBuffer(CB_SCALER, scaler_fmt, scaler_fmt.tile_bytes, 1, cores),
+           CircularBuffer(CB_OUT, dst.data_format, dst.page_size, 2, cores)]
+    defines = {"REDUCE_OP": POOLS[op], "REDUCE_DIM": "ckernel::ReduceDim::REDUCE_ROW"}
+    scaler_bits = int(np.float32(scaler).view(np.uint32))
+    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, defines=dict(defines),
+                    named_compile_time_args={"tiles_per_batch": 1},
+                    runtime_arg_names=["num_tiles", "start_id", "scaler_bits"],
+                    runtime_args={c: [n * wt, s * wt, scaler_bits] for c, n, s in work},
+                    dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER},
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
+                    runtime_args={c: [n, s] for c, n, s in work}, dfb_bindings={"out": CB_OUT},
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, defines=dict(defines),
+                     named_compile_time_args={"enable_fp32_sfpu": 0},
+                     runtime_arg_names=["Ht", "Wt", "NC"], runtime_args={c: [n, wt, 1] for c, n, _ in work},
+                     dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},
+                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
+    return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_reduce_w_{op}")
