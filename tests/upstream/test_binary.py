@@ -6,7 +6,10 @@ bf16 in, bf16 out: the FPU adds, subtracts and multiplies bf16 operands exactly 
 rounds once, so the result equals numpy's fp64 result rounded to bf16, bit for bit. Float32 in and out
 (fp32 DST): the unpacker hands the FPU TF32 operands (10 mantissa bits), so the result is within TF32
 rounding of fp64 (relative error ~1e-3), not exact; that truncation is the hardware's (tt-metal's
-unpack_dst_format for Float32 with fp32 DST is Tf32)."""
+unpack_dst_format for Float32 with fp32 DST is Tf32).
+
+Broadcasts (B's column 0, row 0 or [0][0] over A): the compute kernel copies B through unary_bcast into a
+broadcast tile and then runs the plain binary op, as binary_ng does with BCAST_LLK; bf16 stays exact."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import pytest
 
 from simkit import bf16
 from ttprefill.device.program import DataFormat
-from ttprefill.ops.upstream.binary import binary_ng_program
+from ttprefill.ops.upstream.binary import binary_ng_bcast_program, binary_ng_program
 from ttprefill.reference.metrics import pcc, rel_rms
 
 RNG = np.random.default_rng(5)
@@ -58,3 +61,21 @@ def test_binary_fp32_within_tf32(sim):
     ref = a.astype(np.float64) + b
     assert pcc(ref, out) >= 0.99999
     assert rel_rms(ref, out) <= 2e-3
+
+
+@pytest.mark.parametrize("op", sorted(FNS))
+@pytest.mark.parametrize("bcast,b_shape", [("col", (64, 32)), ("row", (32, 96)), ("scalar", (32, 32))])
+def test_binary_broadcast_b(sim, op, bcast, b_shape):
+    a = bf16(RNG.standard_normal((64, 96)).astype(np.float32))
+    b = bf16(RNG.standard_normal(b_shape).astype(np.float32))
+    wide = {"col": np.repeat(b[:, :1], 96, axis=1), "row": np.repeat(b[:1, :], 64, axis=0),
+            "scalar": np.full(a.shape, b[0, 0], np.float32)}[bcast]
+    A, B = sim.upload(a, DataFormat.Float16_b), sim.upload(b, DataFormat.Float16_b)
+    O = sim.allocate(a.shape, DataFormat.Float16_b)
+    try:
+        sim.run(binary_ng_bcast_program(A, B, O, op, bcast, grid=(2, 1)))
+        out = sim.download(O)
+    finally:
+        for t in (A, B, O):
+            sim.free(t)
+    np.testing.assert_array_equal(out, bf16(FNS[op](a.astype(np.float64), wide).astype(np.float32)))

@@ -40,7 +40,11 @@ READER = KDIR + "kernels_ng/dataflow/reader_interleaved_no_bcast.cpp"
 WRITER = KDIR + "kernels_ng/dataflow/writer_interleaved_no_bcast.cpp"
 COMPUTE = KDIR + "kernels/compute/eltwise_binary_no_bcast.cpp"
 CB_A, CB_B, CB_OUT = 0, 1, 2
+CB_B_BCAST = 6  # the compute kernel's broadcast copy of B (cb_llk_post when B is the broadcast input)
 OPS = {"add": "ADD", "sub": "SUB", "mul": "MUL"}
+# B broadcast over A's tiles: B's column 0 repeated across each row (col), B's row 0 down each column
+# (row), or B's [0][0] everywhere (scalar); the factory picks the kernels_ng reader and compute kernel.
+BCASTS = ("col", "row", "scalar")
 
 
 def _dims4(t) -> tuple[int, int, int, int]:
@@ -92,3 +96,51 @@ def binary_ng_program(a, b, out, op: str, *, grid: tuple[int, int] = (1, 1)) -> 
                      runtime_args={core: [k] for core, k, _ in work},
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_binary_ng_{op}")
+
+
+def binary_ng_bcast_program(a, b, out, op: str, bcast: str, *, grid: tuple[int, int] = (1, 1)) -> Program:
+    """A op broadcast(B) for one [H, W] matrix: B is [H, 32] (col), [32, W] (row) or [32, 32] (scalar).
+
+    As binary_ng's factory sets up a broadcast B (SRC_BCAST_B=1, BCAST_INPUT=1, BCAST_LLK=1: the compute
+    kernel broadcasts B with unary_bcast into c_6 instead of the reader filling the tile):
+    kernels_ng/dataflow/reader_interleaved_{bcast}_bcast.cpp (args as the no-broadcast reader's, without
+    the row widths), kernels_ng/compute/eltwise_binary_{bcast}_bcast.cpp (runtime args: output tiles, and
+    for col / scalar the tiles per B tile and the first tile's position among them), and the no-broadcast
+    writer. CB c_6 holds the broadcast B tile, in B's format."""
+    if op not in OPS or bcast not in BCASTS:
+        raise ValueError(f"op in {sorted(OPS)}, bcast in {BCASTS}")
+    n, c, ht, wt = _dims4(out)
+    if (n, c) != (1, 1):
+        raise ValueError("binary_ng_bcast_program mirrors a single matrix")
+    bht, bwt = b.tiles_h, b.tiles_w
+    if (bht, bwt) != {"col": (ht, 1), "row": (1, wt), "scalar": (1, 1)}[bcast]:
+        raise ValueError(f"B's shape does not fit a {bcast} broadcast")
+    work, first = [], 0
+    for core, k in split_work_to_cores(grid, out.num_pages, row_major=True):
+        work.append((core, k, first))
+        first += k
+    cores = CoreRangeSet.of([w[0] for w in work])
+    cbs = [CircularBuffer(CB_A, a.data_format, a.page_size, 2, cores),
+           CircularBuffer(CB_B, b.data_format, b.page_size, 2, cores),
+           CircularBuffer(CB_OUT, out.data_format, out.page_size, 2, cores),
+           CircularBuffer(CB_B_BCAST, b.data_format, b.page_size, 1, cores)]
+    flags = {"SRC_SHARDED": "0", "SRC_SHARDED_B": "0", "SRC_BCAST": "0", "SRC_BCAST_B": "1", "BCAST_LLK": "1"}
+    reader = Kernel(
+        kernel_path(KDIR + f"kernels_ng/dataflow/reader_interleaved_{bcast}_bcast.cpp"), Role.RISCV_1, cores,
+        [*a.accessor_args(), *b.accessor_args(), 0], defines=dict(flags),
+        runtime_args={core: [a.address, s, a.num_pages, k, 0, *_strides(a), 1, n, c, ht, wt, 1,
+                             b.address, *_strides(b), b.num_pages] for core, k, s in work})
+    writer = Kernel(
+        kernel_path(WRITER), Role.RISCV_0, cores, [*out.accessor_args(), 0], defines={"DST_SHARDED": "0"},
+        runtime_args={core: [out.address, s, k, 0, 1, n, c, ht, wt, 1] for core, k, s in work})
+    freq = {"col": wt, "row": 1, "scalar": ht * wt}[bcast]
+    args = {core: [k, freq, s % freq] if bcast != "row" else [k] for core, k, s in work}
+    defines = {"BINARY_OP": f"{op}_tiles", "BINARY_OP_TYPE": f"EltwiseBinaryType::ELW{OPS[op]}",
+               "PROCESS_LHS_ACTIVATIONS(i)": "", "PROCESS_RHS_ACTIVATIONS(i)": "",
+               "PROCESS_POST_ACTIVATIONS(i)": "", "BCAST_INPUT": "1", **flags}
+    fp32 = out.data_format == DataFormat.Float32
+    compute = Kernel(kernel_path(KDIR + f"kernels_ng/compute/eltwise_binary_{bcast}_bcast.cpp"), Role.COMPUTE, cores,
+                     [1], defines=defines, runtime_args=args,
+                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
+    return Program(kernels=[reader, writer, compute], circular_buffers=cbs,
+                   name=f"upstream_binary_ng_{op}_{bcast}_bcast")
