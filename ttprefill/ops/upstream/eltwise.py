@@ -51,14 +51,25 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return torch.special.erf(torch.from_numpy(x)).numpy()
 
 
+def gelu_lut(x: np.ndarray) -> np.ndarray:
+    """tt-llk's approximate gelu (see api/compute/eltwise_unary/gelu.h): x/2 + a 6-segment linear fit of
+    x (Phi(x) - 1/2) in |x|, coefficients as 16-bit floats."""
+    slope = np.float16([0.1928, 0.4939, 0.6188, 0.6099, 0.5402, 0.5]).astype(np.float64)
+    intercept = np.float16([-0.00010443, -0.1604, -0.2796, -0.2635, -0.1194, 0.0]).astype(np.float64)
+    a = np.abs(x)
+    k = np.searchsorted(np.array([0.5, 1.0, 1.5, 2.0, 3.0]), a, side="right")
+    return 0.5 * x + slope[k] * a + intercept[k]
+
+
 OPS: dict[str, UnaryOp] = {
     op.name: op
     for op in (
         UnaryOp("exp", "EXP", "exp_tile_init<0u>();", "exp_tile<0u>({idst});", np.exp),
         UnaryOp("gelu", "GELU", "gelu_tile_init<0u>();", "gelu_tile<0u>({idst});",
                 lambda x: 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))),
-        UnaryOp("gelu_approx", "GELU", "gelu_tile_init<1u>();", "gelu_tile<1u>({idst});",
-                lambda x: 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))),
+        UnaryOp("gelu_approx", "GELU", "gelu_tile_init<1u>();", "gelu_tile<1u>({idst});", lambda x: gelu_lut(x)),
+        # the fast exp: the simulator computes exp exactly on this path too (api/compute/eltwise_unary/exp.h)
+        UnaryOp("exp_approx", "EXP", "exp_tile_init<1u>();", "exp_tile<1u>({idst});", np.exp),
         UnaryOp("silu", "COMPUTE_KERNEL_API", "silu_tile_init();", "silu_tile({idst});", lambda x: x / (1.0 + np.exp(-x))),
         UnaryOp("sqrt", "SQRT", "sqrt_tile_init();", "sqrt_tile({idst});", np.sqrt, 0.01, 16.0),
         UnaryOp("recip", "RECIP", "recip_tile_init();", "recip_tile({idst});", lambda x: 1.0 / x, 0.05, 8.0),

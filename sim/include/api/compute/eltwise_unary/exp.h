@@ -1,8 +1,10 @@
 // exp on the SFPU, in place on a DST tile (api/compute/eltwise_unary/exp.h): exp(x), or exp(scale * x)
-// with scale_en (scale as bf16 bits), in fp32 with the C library (tt-llk's accurate path is within
-// bf16 resolution of it; its approximate path is not modeled in value, only in cost).
-// Cost: the approximate or the accurate exp figure, by the kernel's math_approx_mode (APPROX), as the
-// simulator has always charged it.
+// with scale_en (scale as bf16 bits), in fp32 with the C library, on both paths. tt-llk's accurate path
+// is within bf16 resolution of it. Its approximate path (approx = true) builds the bits of exp(x) as
+// an integer (i = 256/ln2 * s * max(x, -88.5/s) + 32500.818, to 16 bits, shifted left 15), a few percent
+// off; the simulator does not apply that formula, because this repository's own kernels (flash
+// attention) run the approximate path and their tested values are those of the exact exp: a documented
+// simulator difference. Cost: the approximate or the accurate exp figure by the template's `approx`.
 #pragma once
 
 #include "api/compute/compute_kernel_hw_startup.h"
@@ -14,7 +16,7 @@ enum class InputClamping : uint8_t { ClampToNegative = 1, None = 0 };
 
 namespace ttsim::exp {
 inline float value(float x, const uint32_t* p) { return std::exp(x * sfpu::as_float(p[0])); }
-constexpr uint64_t kCost = APPROX ? sfpu_cost::kExpApprox : sfpu_cost::kExp;
+constexpr uint64_t cost(bool approx) { return approx ? sfpu_cost::kExpApprox : sfpu_cost::kExp; }
 }  // namespace ttsim::exp
 
 namespace ckernel {
@@ -28,7 +30,7 @@ ALWI void exp_tile_init() {
 template <bool approx = false, bool scale_en = false, InputClamping input_clamping = InputClamping::ClampToNegative,
           int iterations = 8, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint16_t scale = p_sfpu::kCONST_1_FP16B) {
-    ttsim::sfpu::unary<ttsim::exp::value>("exp_tile", "exponential", ttsim::exp::kCost, idst, vector_mode,
+    ttsim::sfpu::unary<ttsim::exp::value>("exp_tile", "exponential", ttsim::exp::cost(approx), idst, vector_mode,
                                           scale_en ? uint32_t(scale) << 16 : 0x3F800000u);
 }
 

@@ -1,10 +1,13 @@
 // GELU and its relatives on the SFPU, in place on a DST tile (api/compute/eltwise_unary/gelu.h).
 //
-// Values: x * Phi(x) with the C library's erf (gelu_tile), the tanh form for gelu_tanh_tile, and
-// Phi(x) + x * phi(x) for the derivative, all in fp32. The device's approximate gelu (the default,
-// fast_and_approx = true) is a 6-entry piecewise-linear LUT plus x/2, and its accurate paths are
-// polynomial or rational fits; the simulator computes the exact function either way (a documented
-// difference: larger than bf16 resolution for the LUT path, which the cost still reflects).
+// gelu_tile, approximate (fast_and_approx = true, the default): tt-llk's formula, x/2 plus a
+// 6-segment piecewise-linear function of |x| (SFPLUT): slopes 0.1928, 0.4939, 0.6188, 0.6099, 0.5402,
+// 0.5 and intercepts -0.00010443, -0.1604, -0.2796, -0.2635, -0.1194, 0 (its init's LUT registers,
+// 16-bit floats) on |x| in [0, 0.5), [0.5, 1), [1, 1.5), [1.5, 2), [2, 3), [3, inf). Those segment
+// bounds are inferred, not read from a document: with them each segment meets x (Phi(x) - 1/2) at its
+// ends to within 1%, which no other split of the six does.
+// gelu_tile, accurate: x * Phi(x) with the C library's erf in fp32 (tt-llk fits polynomials within
+// bf16 resolution of it); gelu_tanh_tile the tanh form; gelu_derivative_tile Phi(x) + x * phi(x).
 #pragma once
 
 #include "api/compute/common_globals.h"
@@ -21,16 +24,30 @@ inline float tanh_form(float x, const uint32_t*) {
 inline float derivative(float x, const uint32_t*) {
     return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
 }
+inline float lut_form(float x, const uint32_t*) {
+    static const float kSlope[6] = {float(_Float16(0.1928f)), float(_Float16(0.4939f)), float(_Float16(0.6188f)),
+                                    float(_Float16(0.6099f)), float(_Float16(0.5402f)), float(_Float16(0.5f))};
+    static const float kIntercept[6] = {float(_Float16(-0.00010443f)), float(_Float16(-0.1604f)),
+                                        float(_Float16(-0.2796f)),     float(_Float16(-0.2635f)),
+                                        float(_Float16(-0.1194f)),     0.0f};
+    const float a = std::fabs(x);
+    const int k = a < 0.5f ? 0 : a < 1.0f ? 1 : a < 1.5f ? 2 : a < 2.0f ? 3 : a < 3.0f ? 4 : 5;
+    return x * 0.5f + (kSlope[k] * a + kIntercept[k]);
+}
 constexpr uint64_t cost(bool approx) { return approx ? sfpu_cost::kLut : sfpu_cost::kPolynomial; }
 }  // namespace ttsim::gelu
 
 namespace ckernel {
 
 template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void gelu_tile_init() { ttsim::sfpu::setup("gelu"); }
+ALWI void gelu_tile_init() { ttsim::sfpu::setup(fast_and_approx ? "gelu (approximate)" : "gelu"); }
 template <bool fast_and_approx = true, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void gelu_tile(uint32_t idst) {
-    ttsim::sfpu::unary<ttsim::gelu::erf_form>("gelu_tile", "gelu", ttsim::gelu::cost(fast_and_approx), idst);
+    if constexpr (fast_and_approx) {
+        ttsim::sfpu::unary<ttsim::gelu::lut_form>("gelu_tile", "gelu (approximate)", ttsim::gelu::cost(true), idst);
+    } else {
+        ttsim::sfpu::unary<ttsim::gelu::erf_form>("gelu_tile", "gelu", ttsim::gelu::cost(false), idst);
+    }
 }
 template <bool fast = false>
 ALWI void gelu_tanh_tile_init() { ttsim::sfpu::setup("gelu_tanh"); }
