@@ -21,6 +21,7 @@ from __future__ import annotations
 from ttprefill.device.program import (
     CircularBuffer,
     ComputeConfig,
+    CoreCoord,
     CoreRangeSet,
     Kernel,
     MathFidelity,
@@ -32,6 +33,10 @@ from . import kernel_path
 from .data_movement import UNARY_WRITER, split_work_to_cores
 
 READER = "matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
+REUSE_READER = "matmul/device/kernels/dataflow/reader_bmm_tile_layout.cpp"
+REUSE_WRITER = "matmul/device/kernels/dataflow/writer_bmm_tile_layout.cpp"
+REUSE_COMPUTE = "matmul/device/kernels/compute/bmm_large_block_zm.cpp"
+CB_INTERMED0 = 24
 COMPUTE = "matmul/device/kernels/compute/bmm.cpp"
 CB_IN0, CB_IN1, CB_OUT = 0, 1, 16
 TILE = 32
@@ -77,3 +82,54 @@ def bmm_multicore_program(a, b, out, *, grid: tuple[int, int] = (1, 1),
             named_compile_time_args={"cb_in0": CB_IN0, "cb_in1": CB_IN1, "cb_out": CB_OUT},
             compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=False)))
     return Program(kernels=[reader, writer, *computes], circular_buffers=cbs, name="upstream_bmm_multicore")
+
+
+def bmm_multicore_reuse_program(a, b, out, *, per_core_m: int = 2, per_core_n: int = 2, in0_block_w: int = 1,
+                                out_subblock_h: int = 2, out_subblock_w: int = 1,
+                                fidelity: MathFidelity = MathFidelity.HiFi4) -> Program:
+    """tt-metal's matmul multi-core reuse program (matmul_multi_core_reuse): each core computes a
+    per_core_m x per_core_n block of output tiles, streaming in0_block_w-wide blocks of A's rows and B's
+    columns (reader_bmm_tile_layout.cpp), multiplying out_subblock_h x out_subblock_w sub-blocks with
+    partial results spilled to c_24 between K blocks (bmm_large_block_zm.cpp), and writing sub-block by
+    sub-block (writer_bmm_tile_layout.cpp). Arguments, CBs (c_0 / c_1 two blocks, c_16 one output block)
+    and the core order (block i at (i % 8, i // 8)) follow the factory; the factory fixes the block sizes
+    (16 x 16 tiles per core, 4 x 2 sub-blocks, K blocks of 2), which small test shapes cannot use, so they
+    are parameters here fed through the same formulas. The factory places c_16 and c_24 in one
+    allocation; here they are two CBs of the output's format (the kernel synchronises each on its own)."""
+    batch = a.num_pages // (a.tiles_h * a.tiles_w)
+    mt, kt, nt = a.tiles_h, a.tiles_w, b.tiles_w
+    if mt % per_core_m or nt % per_core_n or kt % in0_block_w or per_core_m % out_subblock_h or per_core_n % out_subblock_w:
+        raise ValueError("the blocks must divide the matrix and the sub-blocks the blocks")
+    bcast_b = int(b.num_pages // (kt * nt) == 1 and batch > 1)
+    blocks_y, blocks_x = mt // per_core_m, nt // per_core_n
+    num_blocks = kt // in0_block_w
+    in0_num_subblocks, in1_num_subblocks = per_core_m // out_subblock_h, per_core_n // out_subblock_w
+    cores, reader_args, writer_args = [], {}, {}
+    for i in range(blocks_y * blocks_x):
+        y, x = divmod(i, blocks_x)
+        core = CoreCoord(i % 8, i // 8)
+        cores.append(core)
+        reader_args[core] = [a.address, kt * per_core_m * y, 1, kt, in0_block_w, in0_block_w, per_core_m,
+                             in0_block_w * per_core_m, b.address, per_core_n * x, 1, nt, in0_block_w * nt, per_core_n,
+                             in0_block_w, per_core_n * in0_block_w, num_blocks, mt * kt, kt * nt, batch, bcast_b]
+        writer_args[core] = [out.address, x * per_core_n + y * per_core_m * nt, 1, nt, out_subblock_w,
+                             out_subblock_h * nt, out_subblock_w, out_subblock_h, out_subblock_w * out_subblock_h,
+                             per_core_n // out_subblock_w, per_core_m // out_subblock_h, mt * nt, batch]
+    crs = CoreRangeSet.of(cores)
+    cbs = [CircularBuffer(CB_IN0, a.data_format, a.page_size, 2 * per_core_m * in0_block_w, crs),
+           CircularBuffer(CB_IN1, b.data_format, b.page_size, 2 * per_core_n * in0_block_w, crs),
+           CircularBuffer(CB_OUT, out.data_format, out.page_size, per_core_m * per_core_n, crs),
+           CircularBuffer(CB_INTERMED0, out.data_format, out.page_size, per_core_m * per_core_n, crs)]
+    names = {"cb_in0": CB_IN0, "cb_in1": CB_IN1, "cb_out": CB_OUT, "cb_intermed0": CB_INTERMED0}
+    reader = Kernel(kernel_path(REUSE_READER), Role.RISCV_1, crs, [*a.accessor_args(), *b.accessor_args()],
+                    named_compile_time_args={"cb_in0": CB_IN0, "cb_in1": CB_IN1}, runtime_args=reader_args)
+    writer = Kernel(kernel_path(REUSE_WRITER), Role.RISCV_0, crs, list(out.accessor_args()),
+                    named_compile_time_args={"cb_out": CB_OUT}, runtime_args=writer_args)
+    compute = Kernel(
+        kernel_path(REUSE_COMPUTE), Role.COMPUTE, crs,
+        [in0_block_w, in0_num_subblocks, out_subblock_h * in0_block_w * in0_num_subblocks, out_subblock_h * in0_block_w,
+         in1_num_subblocks, out_subblock_w * in0_block_w * in1_num_subblocks, out_subblock_w * in1_num_subblocks,
+         num_blocks, out_subblock_h, out_subblock_w, out_subblock_h * out_subblock_w, batch],
+        named_compile_time_args=names,
+        compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=False))
+    return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name="upstream_bmm_multicore_reuse")
