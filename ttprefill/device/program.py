@@ -236,6 +236,9 @@ class Kernel:
     dfb_bindings: dict[str, int] = field(default_factory=dict)
     tensor_bindings: dict[str, TensorBinding] = field(default_factory=dict)
     semaphore_bindings: dict[str, int] = field(default_factory=dict)
+    # scratch::name -> size in bytes. The simulator allocates no scratchpad L1 yet: such a kernel
+    # compiles, and constructing the Scratchpad stops the run.
+    scratchpad_bindings: dict[str, int] = field(default_factory=dict)
     metal2: bool = False  # a Metal 2.0 kernel even without any of the names above (args:: of named CT args only)
 
     @property
@@ -245,7 +248,7 @@ class Kernel:
     @property
     def is_metal2(self) -> bool:
         return bool(self.metal2 or self.runtime_arg_names or self.common_runtime_arg_names or self.dfb_bindings
-                    or self.tensor_bindings or self.semaphore_bindings)
+                    or self.tensor_bindings or self.semaphore_bindings or self.scratchpad_bindings)
 
     def bound_compile_time_args(self) -> list[int]:
         """compile_time_args, then each bound tensor's accessor args (in tensor_bindings order)."""

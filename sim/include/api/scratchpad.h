@@ -1,6 +1,6 @@
 // A typed L1 region a Metal 2.0 program reserves for a kernel (api/scratchpad.h): indexed access,
-// iteration, and use as a local Noc endpoint. Its address comes from a common runtime arg named by the
-// binding token; every access checks the bounds (ASSERT stops the run).
+// iteration, and use as a local Noc endpoint; every access checks the bounds (ASSERT stops the run).
+// Declared so kernels compile; the simulator does not allocate scratchpads yet (see the constructor).
 #pragma once
 
 #include <cstdint>
@@ -23,9 +23,10 @@ public:
     using const_reference = const T&;
     using iterator = pointer;
 
+    // The simulator's programs allocate no scratchpad L1 (no common runtime arg holds its address), so
+    // constructing one stops the run rather than pointing at memory nobody reserved.
     [[nodiscard]] explicit Scratchpad(const ScratchpadBindingToken& token) noexcept :
-        Scratchpad(pointer{uintptr_t(get_common_arg_val<uint32_t>(token.crta_offset_))}, token.size_in_bytes_,
-                   static_cast<DataFormat>(token.llk_metadata_.format)) {}
+        Scratchpad(unallocated(), token.size_in_bytes_, static_cast<DataFormat>(token.llk_metadata_.format)) {}
 
     [[nodiscard]] reference operator[](uint32_t index) const {
         auto location = start_addr_ + index;
@@ -49,6 +50,11 @@ public:
     }
 
 private:
+    static pointer unallocated() {
+        TTSIM->fail("Scratchpad", "not modeled by the simulator: its programs allocate no scratchpad L1");
+        return pointer{uintptr_t(0)};
+    }
+
     Scratchpad(pointer base, size_type size_in_bytes, DataFormat data_format) noexcept :
         start_addr_(base),
         sentinel_addr_(pointer{uintptr_t(base.get_address() + size_in_bytes)}),

@@ -79,6 +79,16 @@ public:
     uint32_t get_tile_r_dim() const { return unpack_tile_r_dim[logical_dfb_id_]; }
     uint32_t get_tile_c_dim() const { return unpack_tile_c_dim[logical_dfb_id_]; }
     uint32_t get_tile_num_faces() const { return unpack_tile_num_faces[logical_dfb_id_]; }
+    uint32_t get_tile_hw() const { return get_tile_r_dim() * get_tile_c_dim(); }
+    uint32_t get_face_r_dim() const { return unpack_tile_face_r_dim[logical_dfb_id_]; }
+    uint32_t get_partial_face() const { return unpack_partial_face[logical_dfb_id_]; }
+    uint32_t get_narrow_tile() const { return unpack_narrow_tile[logical_dfb_id_]; }
+    uint32_t get_num_faces_r_dim() const { return get_tile_r_dim() / get_face_r_dim(); }
+    uint32_t get_num_faces_c_dim() const { return get_tile_num_faces() / get_num_faces_r_dim(); }
+    DataFormat get_dataformat() const { return static_cast<DataFormat>(unpack_src_format[logical_dfb_id_]); }
+    DataFormat get_unpack_dst_format() const { return static_cast<DataFormat>(unpack_dst_format[logical_dfb_id_]); }
+    DataFormat get_pack_src_format() const { return static_cast<DataFormat>(pack_src_format[logical_dfb_id_]); }
+    DataFormat get_pack_dst_format() const { return static_cast<DataFormat>(pack_dst_format[logical_dfb_id_]); }
     uint32_t get_total_num_entries() const { return TTSIM->cb_fifo(logical_dfb_id_, ttsim::CbFifo::NumPages); }
     uint32_t get_total_size_bytes() const { return get_entry_size() * get_total_num_entries(); }
 
