@@ -2,9 +2,10 @@
 // and the packer, with the three TRISC pipelines timed separately.
 //
 // Numerics: DST holds fp32 values; without fp32_dest_acc_en every result written to DST is rounded
-// to bf16 (DST then holds Float16_b). FPU operands are what srcA/srcB hold (to_fpu_operand). SFPU
-// functions are evaluated in fp32 with the C library (the hardware's polynomial approximations are
-// not modelled; their error is below bf16 resolution for the accurate paths we use).
+// to bf16 (DST then holds Float16_b); integer data (Int32/UInt32 CBs, integer SFPU results) stays raw
+// 32-bit words and needs 32-bit DST. FPU operands are what srcA/srcB hold (to_fpu_operand). SFPU
+// functions are the elementwise functions the kernel headers define (each header says which follow
+// tt-llk's formula and which compute exactly in fp32 where the hardware approximates).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -674,7 +675,7 @@ const char* sfpu_op_name(SfpuOp op) {
 int face_of(int i) { return (i / TILE_DIM / 16) * 2 + (i % TILE_DIM) / 16; }
 uint64_t face_count(uint32_t faces) { return uint64_t(__builtin_popcount(faces & 0xFu)); }
 
-uint64_t sfpu_cost(SfpuOp op, bool approx) {
+uint64_t sfpu_op_cost(SfpuOp op, bool approx) {
     if (op == SfpuOp::Exp) return approx ? timing::kSfpuExpApproxTileCycles : timing::kSfpuExpTileCycles;
     return timing::kSfpuSimpleTileCycles;
 }
@@ -695,7 +696,7 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t, uint32_t) 
     if (!program_->timing_only) cumsum_columns(cs.dst[dst], cs.cumsum_carry, p0 != 0);
     cs.cumsum_carry_valid = true;
     finish_dst_write(dst);
-    charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+    charge_math(cs, sfpu_op_cost(op, me().spec->approx), false);
 }
 
 void Scheduler::sfpu_init_on_pack(SfpuOp op) {
@@ -725,7 +726,7 @@ void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t, ui
         }
         finish_dst_write(dst);
     }
-    const uint64_t cycles = sfpu_cost(op, me().spec->approx) * face_count(faces) / 4;
+    const uint64_t cycles = sfpu_op_cost(op, me().spec->approx) * face_count(faces) / 4;
     const uint64_t start = std::max(cs.t_pack, cs.t_sfpu);
     trace_span(start, start + cycles, what);
     cs.t_pack = cs.t_sfpu = start + cycles;
@@ -769,7 +770,7 @@ void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
         }
         finish_dst_write(dst_out);
     }
-    charge_math(cs, sfpu_cost(op, me().spec->approx), false);
+    charge_math(cs, sfpu_op_cost(op, me().spec->approx), false);
 }
 
 // A generic SFPU function (kernel_api.h SfpuElementwise): all inputs are read before the output is

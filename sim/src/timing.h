@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "../include/ttsim/sfpu_cost.h"
+
 namespace ttsim::timing {
 
 // Clock: 1 GHz (ISA doc BabyRISCV, MatrixUnit).
@@ -31,15 +33,11 @@ constexpr uint64_t kUnpackBytesPerCycle = 64;
 constexpr uint64_t kUnpackJointBytesPerCycle = 80;
 constexpr uint64_t kPackBytesPerCycle = 64;
 
-// SFPU: 32 lanes, a tile is 32 iterations, so >= 32 cycles per tile per instruction (VectorUnit.md).
-constexpr uint64_t kSfpuSimpleTileCycles = 32;
-// exp, accurate path: 7-9x the ~71-cycle approximate path (tt-metal #56925, tt-llk PR #1190); 8x taken.
-constexpr uint64_t kSfpuExpTileCycles = 71 * 8;
-constexpr uint64_t kSfpuExpApproxTileCycles = 71;
-// reciprocal ~1,060 cycles per tile (tt-metal PR #54938, derived).
-constexpr uint64_t kSfpuRecipTileCycles = 1060;
-// sqrt / rsqrt ~550-870 cycles per tile (tt-metal PR #54317, derived); midpoint taken.
-constexpr uint64_t kSfpuSqrtTileCycles = 710;
+// SFPU: the per-tile figures live with the kernel headers that pass them (sim/include/ttsim/sfpu_cost.h,
+// each with its source); the simulator's own SFPU ops (pack-thread exp, cumsum, broadcasts) use these.
+constexpr uint64_t kSfpuSimpleTileCycles = sfpu_cost::kSimple;
+constexpr uint64_t kSfpuExpTileCycles = sfpu_cost::kExp;
+constexpr uint64_t kSfpuExpApproxTileCycles = sfpu_cost::kExpApprox;
 
 // NoC (tt-npe device_models/wormhole_b0): read latency 70-270 cycles by distance; 9 cycles a hop.
 constexpr uint64_t kNocBaseLatency = 70;
