@@ -27,6 +27,10 @@ ProgramSpec program_from_dict(const py::dict& d) {
     p.timing_only = d["timing_only"].cast<bool>();
     p.trace = d.contains("trace") && d["trace"].cast<bool>();
     if (d.contains("cost_setting")) p.cost_setting = d["cost_setting"].cast<int>();
+    if (d.contains("l1_reserved")) p.l1_reserved = d["l1_reserved"].cast<uint32_t>();
+    if (d.contains("watchdog_cycles")) p.watchdog_cycles = d["watchdog_cycles"].cast<uint64_t>();
+    if (d.contains("watchdog_seconds")) p.watchdog_seconds = d["watchdog_seconds"].cast<double>();
+    if (d.contains("spin_seconds")) p.spin_seconds = d["spin_seconds"].cast<double>();
     for (auto kh : d["kernels"].cast<py::list>()) {
         auto k = kh.cast<py::dict>();
         KernelSpec ks;
@@ -128,7 +132,13 @@ PYBIND11_MODULE(_sim, m) {
 
     py::class_<Device>(m, "Device")
         .def(py::init<>())
-        .def("dram_alloc", [](Device& d, uint64_t bytes_per_bank) { return d.dram().allocate(bytes_per_bank); })
+        // pages / page_stride: the tensor's page count and aligned page size, so that kernel accesses
+        // past its last page (into the banks' padding) fail; 0 leaves the whole allocation accessible.
+        .def("dram_alloc",
+             [](Device& d, uint64_t bytes_per_bank, uint32_t pages, uint32_t page_stride) {
+                 return d.dram().allocate(bytes_per_bank, pages, page_stride);
+             },
+             py::arg("bytes_per_bank"), py::arg("pages") = 0, py::arg("page_stride") = 0)
         .def("dram_free", [](Device& d, uint32_t base) { d.dram().free(base); })
         .def("dram_bytes_in_use", [](Device& d) { return d.dram().bytes_in_use(); })
         .def("dram_write_pages",

@@ -93,6 +93,12 @@ const uint8_t* Scheduler::front_tile(int cb, int tile, const char* what) {
         raise(std::string(what) + ": tile " + std::to_string(tile) + " of CB " + std::to_string(cb) + " is not at the front (" +
               std::to_string(c.fill()) + " pages available; cb_wait_front first)");
     }
+    // Pushed is not enough: on the device the unpacker may only read pages a cb_wait_front covered.
+    if (c.popped + uint64_t(tile) >= c.waited) {
+        raise(std::string(what) + ": tile " + std::to_string(tile) + " of CB " + std::to_string(cb) +
+              " was not waited for (cb_wait_front covered " + std::to_string(c.waited > c.popped ? c.waited - c.popped : 0) +
+              " pages); call cb_wait_front for the tiles you unpack");
+    }
     uint32_t slot = c.read_slot() + uint32_t(tile);
     if (c.l1_offset + uint64_t(slot + 1) * c.page_size > kL1Bytes) {  // a block crossing the CB's end reads on
         raise(std::string(what) + ": tile " + std::to_string(tile) + " of CB " + std::to_string(cb) +

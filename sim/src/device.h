@@ -81,6 +81,15 @@ struct ProgramSpec {
     bool timing_only = false;  // run control flow, CB traffic and costs; skip tile arithmetic
     bool trace = false;        // record per-fiber spans (busy work and waits) for a Chrome trace
     int cost_setting = 3;      // timing::CostSetting: which end of the uncertain costs' ranges to charge
+    // Fault guards (docs/faults.md). Where circular buffers may start: below it (above the semaphores)
+    // is the firmware's, which no NoC write may touch; 0 means the lowest CB on each core.
+    uint32_t l1_reserved = 0;
+    // The watchdog stops a run once no CB, NoC or semaphore traffic happened for this many modeled
+    // cycles, or for this many seconds of the simulator thread's CPU time.
+    uint64_t watchdog_cycles = 4000000000ull;
+    double watchdog_seconds = 120.0;
+    // A fiber that runs this long in kernel code without an API call is taken to be spinning on L1.
+    double spin_seconds = 0.01;
 };
 
 struct RoleStats {
@@ -149,7 +158,7 @@ public:
     ~Dram();
     Dram(const Dram&) = delete;
     Dram& operator=(const Dram&) = delete;
-    uint32_t allocate(uint64_t bytes_per_bank);
+    uint32_t allocate(uint64_t bytes_per_bank, uint32_t pages = 0, uint32_t page_stride = 0);
     void free(uint32_t base);
     // Checks that [offset, offset + size) lies inside one live allocation of the bank.
     uint8_t* at(int bank, uint64_t offset, uint32_t size, const char* what);
@@ -159,7 +168,14 @@ public:
 private:
     // Drop the host memory behind [offset, offset + size) of every bank; it reads as zero afterwards.
     void discard(uint64_t offset, uint64_t size);
-    std::map<uint32_t, uint64_t> allocations_;  // base -> bytes per bank
+    struct Allocation {
+        uint64_t bytes = 0;  // per bank
+        // The tensor's pages, when the host said (0: unknown): bank b holds pages b, b + 12, ..., so
+        // the bytes past its last page are padding that no kernel may read or write.
+        uint32_t pages = 0;
+        uint32_t page_stride = 0;
+    };
+    std::map<uint32_t, Allocation> allocations_;  // base -> its allocation
     uint8_t* banks_[kDramBanks] = {};
     static constexpr uint64_t kBankAddressSpace = uint64_t(1) << 32;  // addresses are 32-bit per bank
     static constexpr uint32_t kBaseAddress = 0x10000;  // leave address 0 unused, as on hardware

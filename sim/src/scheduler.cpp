@@ -16,11 +16,9 @@
 namespace ttsim {
 
 namespace {
-constexpr size_t kFiberStackBytes = 1 << 20;
 // A fiber may run this many cycles past the slowest runnable fiber before it yields, which keeps
 // the order of events close to time order without a context switch per API call.
 constexpr uint64_t kQuantumCycles = 2000;
-constexpr uint32_t kL1Stride = kL1Bytes + 4096 * 4;  // guard gap between cores' L1
 
 uint32_t noc_x_of(uint64_t a) { return uint32_t((a >> kNocAddrBits) & 0x3f); }
 uint32_t noc_y_of(uint64_t a) { return uint32_t((a >> (kNocAddrBits + 6)) & 0x3f); }
@@ -48,6 +46,9 @@ uint8_t* shared_l1_arena(size_t bytes) {
     static uint8_t* arena = [bytes] {
         void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
         if (p == MAP_FAILED) throw SimError("cannot map simulated L1 below 4 GiB");
+        // The gap after each core's L1 faults on access: a raw store past L1's end is caught (guard.cpp).
+        for (size_t at = kL1Bytes; at < bytes; at += kL1Stride)
+            mprotect(static_cast<uint8_t*>(p) + at, kL1Stride - kL1Bytes, PROT_NONE);
         return static_cast<uint8_t*>(p);
     }();
     return arena;
@@ -67,7 +68,7 @@ Scheduler::Scheduler(Dram& dram) : dram_(dram) {
 }
 
 Scheduler::~Scheduler() {
-    for (char* s : stack_pool_) munmap(s, kFiberStackBytes);
+    for (char* s : stack_pool_) munmap(s - kFiberGuardBytes, kFiberGuardBytes + kFiberStackBytes);
     for (auto& [path, m] : modules_) {
         if (m.handle) dlclose(m.handle);
     }
@@ -85,7 +86,9 @@ KernelModule* Scheduler::load_module(const std::string& path) {
         throw SimError("kernel " + path + " was not built by the simulator JIT (no ttsim_bind/ttsim_kernel_entry)");
     }
     KernelModule m{h, bind, entry};
-    return &(modules_[path] = m);
+    KernelModule* stored = &(modules_[path] = m);
+    record_module_text(*stored);
+    return stored;
 }
 
 void Scheduler::setup(const ProgramSpec& program) {
@@ -158,9 +161,12 @@ void Scheduler::setup(const ProgramSpec& program) {
             f->args = a == k.runtime_args.end() ? &kNoArgs : &a->second;
             if (k.role == RoleKind::Compute) f->compute = std::make_unique<ComputeState>();
             if (stack_pool_.size() < size_t(id)) {
-                void* s = mmap(nullptr, kFiberStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                void* s = mmap(nullptr, kFiberGuardBytes + kFiberStackBytes, PROT_NONE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
                 if (s == MAP_FAILED) throw SimError("cannot allocate a fiber stack");
-                stack_pool_.push_back(static_cast<char*>(s));
+                char* stack = static_cast<char*>(s) + kFiberGuardBytes;  // the guard stays below it
+                if (mprotect(stack, kFiberStackBytes, PROT_READ | PROT_WRITE) != 0) throw SimError("cannot allocate a fiber stack");
+                stack_pool_.push_back(stack);
             }
             f->stack = stack_pool_[id - 1];
             getcontext(&f->ctx);
@@ -184,6 +190,7 @@ void Scheduler::fiber_trampoline(unsigned lo, unsigned hi) {
             self->fail("kernel_main", "returned while still holding the DST registers (missing tile_regs_release)");
         }
         f.state = FiberState::Done;
+        ++self->progress_;
     } catch (const std::exception& e) {
         self->fail(f.call, e.what());
     }
@@ -192,7 +199,16 @@ void Scheduler::fiber_trampoline(unsigned lo, unsigned hi) {
 
 RunResult Scheduler::run(const ProgramSpec& program) {
     setup(program);
-    schedule();
+    {
+        // The fault guards are armed only while kernels run (guard.cpp), and disarmed however the run ends.
+        struct Armed {
+            Scheduler* s;
+            ~Armed() { s->disarm_guards(); }
+        } armed{this};
+        arm_guards();
+        schedule();
+    }
+    check_cb_balance();
     RunResult r;
     counters_.dram_busy_cycles = dram_busy_cycles_;
     r.counters = counters_;
@@ -226,6 +242,13 @@ void Scheduler::schedule() {
                 f->state = FiberState::Ready;
             }
         }
+        // A fiber spinning on L1 runs again once its core's L1 was written, no earlier than that write.
+        for (auto& f : fibers_) {
+            if (f->state != FiberState::Spinning || f->core->l1_writes == f->spin_l1_writes) continue;
+            f->state = FiberState::Ready;
+            f->retrying = false;
+            f->clock = std::max(f->clock, f->core->l1_write_time);
+        }
         Fiber* next = nullptr;
         uint64_t second = std::numeric_limits<uint64_t>::max();
         for (auto& f : fibers_) {
@@ -238,6 +261,29 @@ void Scheduler::schedule() {
             }
         }
         if (!next) {
+            // Nothing else can run: fibers spinning since before the last step get one more look at L1
+            // (a kernel on their core may have set their word with a plain store); spinning with no step
+            // since is a hang.
+            for (auto& f : fibers_) {
+                if (f->state != FiberState::Spinning || f->spin_mark == steps_) continue;
+                f->state = FiberState::Ready;
+                f->retrying = true;
+                if (!next || f->clock < next->clock) next = f.get();
+            }
+        }
+        if (!next) {
+            if (std::any_of(fibers_.begin(), fibers_.end(), [](const auto& f) { return f->state == FiberState::Spinning; })) {
+                std::string who;
+                for (auto& f : fibers_) {
+                    if (f->state != FiberState::Spinning) continue;
+                    who += std::string(who.empty() ? "" : ", ") + "core (" + std::to_string(f->core->xy.x) + "," +
+                           std::to_string(f->core->xy.y) + ") " + role_name(f->spec->role) + " kernel " + f->spec->name;
+                }
+                std::string msg = "hang in " + program_->name + ": " + who +
+                                  " loops without API calls and nothing else can run\n" + state_report();
+                fibers_.clear();
+                throw SimError(msg);
+            }
             bool all_done = std::all_of(fibers_.begin(), fibers_.end(),
                                         [](const auto& f) { return f->state == FiberState::Done; });
             if (all_done) return;
@@ -246,8 +292,21 @@ void Scheduler::schedule() {
         horizon_ = second;
         current_ = next;
         ++counters_.context_switches;
+        if (!next->retrying) ++steps_;
+        next->retrying = false;
         swapcontext(&main_ctx_, &next->ctx);
+        if (fault_caught_) {
+            fault_caught_ = false;
+            std::ostringstream os;
+            os << "core (" << next->core->xy.x << "," << next->core->xy.y << ") " << role_name(next->spec->role)
+               << " kernel " << next->spec->name << ": " << fault_message(fault_);
+            error_ = os.str();
+        }
         current_ = nullptr;
+        if (watchdog_fired_ && !error_) {
+            error_ = "watchdog: " + program_->name + " made no CB, NoC or semaphore progress for " +
+                     std::to_string(program_->watchdog_seconds) + " s of simulator time\n" + state_report();
+        }
         if (error_) {
             std::string msg = *error_;
             error_.reset();
@@ -314,6 +373,14 @@ void Scheduler::advance(uint64_t cycles) {
     Fiber& f = me();
     f.clock += cycles;
     f.busy += cycles;
+    // The watchdog: no CB, NoC or semaphore traffic anywhere for watchdog_cycles of this fiber's time,
+    // or for watchdog_seconds of CPU time (guard.cpp's tick sets watchdog_fired_).
+    if (f.clock > last_progress_cycle_ + program_->watchdog_cycles || watchdog_fired_) {
+        raise("watchdog: no CB, NoC or semaphore progress anywhere for " +
+              (watchdog_fired_ ? std::to_string(program_->watchdog_seconds) + " s of simulator time"
+                               : std::to_string(program_->watchdog_cycles) + " modeled cycles") +
+              " (last API call " + f.call + ")\n" + state_report());
+    }
     yield_if_ahead();
 }
 
@@ -397,6 +464,8 @@ void Scheduler::cb_reserve_back(int cb, int pages) {
     }
     if (cs) f.clock = std::max({cs->t_unpack, cs->t_math, cs->t_pack});
     c.reserved = std::max<uint32_t>(c.reserved, pages);
+    c.open_reservation = uint32_t(pages);
+    c.producer = f.spec;
     advance(timing::kApiCallCycles);
 }
 
@@ -408,6 +477,22 @@ void Scheduler::cb_push_back(int cb, int pages) {
               std::to_string(c.fill()) + " of " + std::to_string(c.num_pages) + " filled)");
     }
     Fiber& f = me();
+    // The pages must not be still arriving: a read into them needs its barrier before the push
+    // (on the device the consumer could see them half-written).
+    if (!f.pending_reads.empty()) {
+        const uint64_t lo = c.l1_offset + uint64_t(c.write_slot()) * c.page_size;
+        const uint64_t hi = std::min<uint64_t>(lo + uint64_t(pages) * c.page_size, c.l1_offset + uint64_t(c.num_pages) * c.page_size);
+        for (const auto& [a, b] : f.pending_reads) {
+            if (a < hi && b > lo) {
+                raise("cb_push_back(" + std::to_string(cb) + ", " + std::to_string(pages) + "): a noc_async_read into the pushed pages (L1 offset " +
+                      std::to_string(a) + ", " + std::to_string(b - a) + " bytes) has not completed: call noc_async_read_barrier before cb_push_back");
+            }
+        }
+    }
+    c.producer = f.spec;
+    c.open_reservation = 0;
+    note_progress();
+    note_l1_write(*f.core, f.clock);
     uint64_t now = f.compute ? f.compute->t_pack : f.clock;
     for (int i = 0; i < pages; ++i) c.push_time[(c.pushed + i) % c.num_pages] = now;
     c.pushed += pages;
@@ -429,6 +514,7 @@ void Scheduler::cb_wait_front(int cb, int pages) {
             return c.push_time[(c.popped + pages - 1) % c.num_pages];
         },
         "cb_wait_front(cb " + std::to_string(cb) + ", " + std::to_string(pages) + " pages)");
+    c.waited = std::max(c.waited, c.popped + uint64_t(pages));
     Fiber& f = me();
     ComputeState* cs = f.compute.get();
     uint64_t& clk = cs ? cs->t_unpack : f.clock;
@@ -447,7 +533,27 @@ void Scheduler::cb_pop_front(int cb, int pages) {
         raise("cb_pop_front(" + std::to_string(cb) + ", " + std::to_string(pages) + "): only " +
               std::to_string(c.fill()) + " pages are in the CB");
     }
+    // The pages popped must be ones a cb_wait_front covered: otherwise the producer may not have pushed
+    // them yet on the device, and the pop would hand it pages the consumer never read.
+    if (c.popped + uint64_t(pages) > c.waited) {
+        raise("cb_pop_front(" + std::to_string(cb) + ", " + std::to_string(pages) + "): pops " + std::to_string(pages) +
+              " pages but cb_wait_front covered only " + std::to_string(c.waited > c.popped ? c.waited - c.popped : 0) +
+              " of them; wait for at least as many pages as you pop");
+    }
     Fiber& f = me();
+    // A NoC write still reading from these pages needs its barrier first, or the producer overwrites them.
+    if (!f.pending_writes.empty()) {
+        const uint64_t lo = c.l1_offset + uint64_t(c.read_slot()) * c.page_size;
+        const uint64_t hi = std::min<uint64_t>(lo + uint64_t(pages) * c.page_size, c.l1_offset + uint64_t(c.num_pages) * c.page_size);
+        for (const auto& [a, b] : f.pending_writes) {
+            if (a < hi && b > lo) {
+                raise("cb_pop_front(" + std::to_string(cb) + ", " + std::to_string(pages) + "): a noc_async_write from the popped pages (L1 offset " +
+                      std::to_string(a) + ", " + std::to_string(b - a) + " bytes) has not completed: call noc_async_write_barrier (or noc_async_writes_flushed) before cb_pop_front");
+            }
+        }
+    }
+    note_progress();
+    note_l1_write(*f.core, f.clock);
     // Math must be done with the pages before the unpacker frees them.
     uint64_t now = f.compute ? std::max(f.compute->t_unpack, f.compute->t_math) : f.clock;
     for (int i = 0; i < pages; ++i) c.pop_time[(c.popped + i) % c.num_pages] = now;
@@ -462,7 +568,9 @@ bool Scheduler::cb_pages_reservable(int cb, int pages) {
 
 bool Scheduler::cb_pages_available(int cb, int pages) {
     CircularBuffer& c = cb_of(cb, "cb_pages_available_at_front");
-    return c.fill() >= uint64_t(pages);
+    if (c.fill() < uint64_t(pages)) return false;
+    c.waited = std::max(c.waited, c.popped + uint64_t(pages));  // a yes is as good as a wait
+    return true;
 }
 
 uint32_t Scheduler::cb_write_ptr(int cb) {
@@ -615,10 +723,14 @@ void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
         from = c.l1 + off;
         latency = noc_latency(x, y);
     }
+    check_l1_target(*me().core, dst_off, size, "noc_async_read (destination)");
     std::memmove(me().core->l1 + dst_off, from, size);
     counters_.noc_bytes += size;
     Fiber& f = me();
     f.read_done = std::max(f.read_done, transfer(bank, size, latency));
+    f.pending_reads.push_back({dst_off, dst_off + size});
+    note_progress();
+    note_l1_write(*f.core, f.read_done);
     advance(timing::kNocIssueCycles);
 }
 
@@ -642,9 +754,11 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
         Core& c = core_at(x, y, "noc_async_write");
         uint64_t off = noc_local_of(dst);
         if (off + size > kL1Bytes) raise("noc_async_write: destination range past the end of L1 of core (" + std::to_string(x) + "," + std::to_string(y) + ")");
+        check_l1_target(c, off, size, "noc_async_write (destination)");
         to = c.l1 + off;
         latency = noc_latency(x, y);
         if (size == 4) c.sem_time[uint32_t(off)] = me().clock + latency;  // a remote semaphore set
+        note_l1_write(c, me().clock + latency);
     }
     // A timing-only run keeps what kernels write to DRAM out of host memory: the values are not
     // computed anyway, and no program steers by data a kernel wrote (what steers kernels, page tables
@@ -653,6 +767,8 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     counters_.noc_bytes += size;
     Fiber& f = me();
     f.write_done = std::max(f.write_done, transfer(bank, size, latency, true));
+    f.pending_writes.push_back({src_off, src_off + size});
+    note_progress();
     advance(timing::kNocIssueCycles);
 }
 
@@ -701,9 +817,13 @@ void Scheduler::noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t
     if (off + size > kL1Bytes) raise("noc_async_write_multicast: destination range past the end of L1");
     uint64_t worst = 0;
     for (Core* c : multicast_targets(mcast, include_self, num_dests, "noc_async_write_multicast")) {
+        check_l1_target(*c, off, size, "noc_async_write_multicast (destination)");
         if (c != me().core) std::memmove(c->l1 + off, me().core->l1 + src_off, size);
         worst = std::max(worst, noc_latency(c->xy.x, c->xy.y));
+        note_l1_write(*c, me().clock + noc_latency(c->xy.x, c->xy.y));
     }
+    me().pending_writes.push_back({src_off, src_off + size});
+    note_progress();
     counters_.noc_bytes += uint64_t(size) * num_dests;
     Fiber& f = me();
     // A multicast is one packet stream from this core's port; the NoC forks it on the way.
@@ -713,6 +833,7 @@ void Scheduler::noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t
 
 void Scheduler::noc_read_barrier() {
     Fiber& f = me();
+    f.pending_reads.clear();
     if (f.read_done > f.clock) {
         trace_span(f.clock, f.read_done, "noc_async_read_barrier");
         f.stall += f.read_done - f.clock;
@@ -723,6 +844,7 @@ void Scheduler::noc_read_barrier() {
 
 void Scheduler::noc_write_barrier() {
     Fiber& f = me();
+    f.pending_writes.clear();
     if (f.write_done > f.clock) {
         trace_span(f.clock, f.write_done, "noc_async_write_barrier");
         f.stall += f.write_done - f.clock;
@@ -770,6 +892,8 @@ void Scheduler::semaphore_set(uint32_t local_addr, uint32_t value) {
     Core* c = me().core;
     std::memcpy(c->l1 + off, &value, 4);
     c->sem_time[off] = me().clock;
+    note_progress();
+    note_l1_write(*c, me().clock);
     advance(timing::kApiCallCycles);
 }
 
@@ -784,6 +908,8 @@ void Scheduler::semaphore_inc(uint64_t noc_addr, uint32_t incr) {
     v += incr;
     std::memcpy(c.l1 + off, &v, 4);
     c.sem_time[uint32_t(off)] = std::max(c.sem_time[uint32_t(off)], me().clock + noc_latency(x, y));
+    note_progress();
+    note_l1_write(c, me().clock + noc_latency(x, y));
     advance(timing::kNocIssueCycles);
 }
 
@@ -795,7 +921,9 @@ void Scheduler::semaphore_set_multicast(uint32_t src_local, uint64_t mcast, uint
     for (Core* c : multicast_targets(mcast, include_self, num_dests, "noc_semaphore_set_multicast")) {
         std::memmove(c->l1 + off, me().core->l1 + src_off, 4);
         c->sem_time[uint32_t(off)] = me().clock + noc_latency(c->xy.x, c->xy.y);
+        note_l1_write(*c, me().clock + noc_latency(c->xy.x, c->xy.y));
     }
+    note_progress();
     advance(timing::kNocIssueCycles);
 }
 
@@ -810,7 +938,9 @@ void Scheduler::semaphore_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t 
         std::memcpy(c->l1 + off, &v, 4);
         uint64_t& t = c->sem_time[uint32_t(off)];
         t = std::max(t, me().clock + noc_latency(c->xy.x, c->xy.y));
+        note_l1_write(*c, t);
     }
+    note_progress();
     advance(timing::kNocIssueCycles);
 }
 
@@ -826,6 +956,8 @@ void Scheduler::noc_write_inline(uint64_t dst, uint32_t value, uint32_t byte_ena
     }
     uint64_t latency = noc_latency(x, y);
     c.sem_time[uint32_t(off)] = me().clock + latency;  // often a semaphore or flag a waiter polls
+    note_progress();
+    note_l1_write(c, me().clock + latency);
     counters_.noc_bytes += 4;
     Fiber& f = me();
     f.write_done = std::max(f.write_done, transfer(-1, 4, latency));

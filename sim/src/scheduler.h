@@ -3,6 +3,7 @@
 // clock (ties broken by fiber id), so the same program gives the same bytes and cycles every run.
 #pragma once
 
+#include <signal.h>
 #include <ucontext.h>
 
 #include <array>
@@ -20,6 +21,15 @@
 
 namespace ttsim {
 
+// Each fiber's stack, and below it an inaccessible guard region as large as the biggest stack frame a
+// kernel could plausibly declare, so that an overflow faults (guard.cpp) instead of writing over
+// whatever lies below. Only address space: the guard costs no memory.
+constexpr size_t kFiberStackBytes = 1 << 20;
+constexpr size_t kFiberGuardBytes = size_t(64) << 20;
+// Cores' L1 sit kL1Stride apart in one mapping; the gap after each is inaccessible, so a raw store past
+// the end of a core's L1 faults.
+constexpr uint32_t kL1Stride = kL1Bytes + 4096 * 4;
+
 struct CircularBuffer {
     bool configured = false;
     DataFormat format = DataFormat::Float16_b;
@@ -30,6 +40,13 @@ struct CircularBuffer {
     uint64_t popped = 0;    // pages popped since the program started
     uint32_t reserved = 0;  // pages the producer holds reserved
     uint32_t pack_cursor = 0;
+    // Pages a cb_wait_front (or a cb_pages_available_at_front that said yes) has covered since the
+    // program started: a consumer may only unpack or pop pages below this mark (faults.md).
+    uint64_t waited = 0;
+    const KernelSpec* producer = nullptr;  // the last kernel that reserved or pushed, for end-of-run messages
+    // Pages of the latest cb_reserve_back when no cb_push_back followed it (0 once one did). On the device a
+    // reservation is only a wait for room, so only the last one can be left open by a missing push.
+    uint32_t open_reservation = 0;
     std::vector<uint64_t> push_time, pop_time;  // per slot: when its current page was pushed / last popped
     uint32_t write_slot() const { return uint32_t(pushed % num_pages); }
     uint32_t read_slot() const { return uint32_t(popped % num_pages); }
@@ -43,6 +60,10 @@ struct Core {
     std::array<CircularBuffer, kNumCircularBuffers> cbs;
     std::map<uint32_t, uint64_t> sem_time;  // L1 offset of a semaphore -> time of its last change
     bool active = false;
+    // Writes into this L1 by NoC transfers and semaphore calls: a fiber spinning on an L1 word through
+    // a plain pointer is woken when this count moves (at the modeled time of that write).
+    uint64_t l1_writes = 0;
+    uint64_t l1_write_time = 0;
 };
 
 // Bandwidth of a shared resource (a DRAM channel, a core's NoC port) as a ledger of fixed time
@@ -79,7 +100,9 @@ struct KernelModule {
     void (*entry)() = nullptr;
 };
 
-enum class FiberState { Ready, Blocked, Done, Failed };
+// Spinning: preempted by the spin timer (guard.cpp) while looping in kernel code without calling the
+// API, e.g. polling an L1 word through a volatile pointer; it runs again when its core's L1 is written.
+enum class FiberState { Ready, Blocked, Done, Failed, Spinning };
 
 // The three TRISC pipelines of a compute kernel, each with its own clock; DST is double-buffered
 // between math and pack.
@@ -132,6 +155,23 @@ struct Fiber {
         uint64_t clock, unpack, math, pack, busy;
     };
     std::vector<ZoneMark> zones;
+    // NoC transfers issued since the last barrier, as L1 offset ranges of this core: reads land in
+    // [first, second) (cb_push_back of those pages before noc_async_read_barrier is a fault); writes
+    // still read their source from it (cb_pop_front of those pages before the write barrier is one).
+    std::vector<std::pair<uint32_t, uint32_t>> pending_reads, pending_writes;
+    uint64_t spin_mark = 0;       // Scheduler::steps_ when this fiber last went Spinning
+    uint64_t spin_l1_writes = 0;  // its core's l1_writes then
+    bool retrying = false;        // woken to look at L1 once more with nothing else to run
+};
+
+// A fault signal caught in a kernel fiber (guard.cpp), filled in by the signal handler without
+// allocating; the scheduler turns it into a SimError once it has control back.
+struct CaughtFault {
+    int sig = 0;
+    int code = 0;
+    uintptr_t addr = 0, pc = 0;
+    bool in_kernel_code = false;  // the PC was in the kernel's own code, not in the simulator's
+    bool stack_overflow = false;
 };
 
 class Scheduler final : public KernelApi {
@@ -209,6 +249,9 @@ public:
     void noc_write_inline(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable) override;
 
     static void fiber_trampoline(unsigned lo, unsigned hi);
+    // guard.cpp: the fault and spin-timer signal handlers.
+    static void on_fault_signal(int sig, siginfo_t* info, void* uctx);
+    static void on_tick_signal(int sig, siginfo_t* info, void* uctx);
 
 private:
     // set-up and the scheduling loop
@@ -217,6 +260,22 @@ private:
     void schedule();
     [[noreturn]] void raise(const std::string& message);
     std::string deadlock_report() const;
+    // guard.cpp: every fiber's state and every active core's CBs, for the watchdog and hang reports.
+    std::string state_report() const;
+    void arm_guards();
+    void disarm_guards();
+    std::string fault_message(const CaughtFault& f) const;
+    bool pc_in_kernel(uintptr_t pc, const Fiber& f) const;
+    void record_module_text(const KernelModule& m);
+    // A check at the end of a run: CB pages left in a state no correct program leaves them in.
+    void check_cb_balance();
+    void note_progress() { ++progress_; last_progress_cycle_ = std::max(last_progress_cycle_, current_->clock); }
+    void note_l1_write(Core& c, uint64_t when) {
+        ++c.l1_writes;
+        c.l1_write_time = std::max(c.l1_write_time, when);
+    }
+    // NoC writes may land only in one circular buffer, the semaphores, or L1 above every CB.
+    void check_l1_target(const Core& c, uint64_t off, uint32_t size, const char* what);
     void yield_if_ahead();
     uint64_t block_until(std::function<std::optional<uint64_t>()> ready, std::string desc);
 
@@ -268,6 +327,19 @@ private:
     uint64_t dram_busy_cycles_ = 0;
     std::vector<TraceEvent> trace_;
     std::map<std::string, ZoneTotals> zone_totals_;
+    // ---- fault guards (guard.cpp)
+    CaughtFault fault_{};
+    volatile bool fault_caught_ = false;
+    uint64_t steps_ = 0;              // switches into fibers that were not spinning
+    uint64_t progress_ = 0;           // CB pushes/pops, NoC transfers, semaphore writes, fibers done
+    uint64_t last_progress_cycle_ = 0;
+    uint64_t tick_progress_ = 0, tick_switches_ = 0;  // what the spin timer saw at its last tick
+    int still_ticks_ = 0;             // ticks without a context switch
+    int idle_ticks_ = 0;              // ticks without progress
+    volatile bool watchdog_fired_ = false;
+    void* timer_ = nullptr;
+    // executable ranges of each loaded kernel, to tell a kernel's own code from the simulator's
+    std::map<const KernelModule*, std::vector<std::pair<uintptr_t, uintptr_t>>> module_text_;
 };
 
 }  // namespace ttsim

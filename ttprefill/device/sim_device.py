@@ -85,6 +85,10 @@ class SimDevice:
         self.trace = trace
         self.costs = costs
         self.last_report: RunReport | None = None
+        # Fault guards (docs/faults.md): stop a run after this many modeled cycles or seconds of simulator
+        # CPU time without CB, NoC or semaphore traffic; a kernel running spin_seconds of CPU time without
+        # an API call is taken to poll L1 and yields until its core's L1 is written.
+        self.watchdog = {"watchdog_cycles": 4_000_000_000, "watchdog_seconds": 120.0, "spin_seconds": 0.01}
         # Addresses of the tensors the host has written since they were allocated. In a timing-only run
         # kernels' DRAM writes are dropped (sim/src/scheduler.cpp), so every other tensor reads as zeros:
         # zeros need neither host memory to upload nor to download (a 32k-token layer stays small).
@@ -97,7 +101,8 @@ class SimDevice:
             raise ValueError(f"device tensors need at least 2 positive dims, got {shape}")
         t = DeviceTensor(shape, DataFormat(data_format), 0, self)
         per_bank = -(-t.num_pages // DRAM_BANKS) * t.aligned_page_size
-        t.address = self._device.dram_alloc(per_bank)
+        # The page count lets the simulator refuse kernel reads of a bank's padding past the last page.
+        t.address = self._device.dram_alloc(per_bank, t.num_pages, t.aligned_page_size)
         self._host_written.discard(t.address)
         return t
 
@@ -179,6 +184,8 @@ class SimDevice:
             "timing_only": self.timing_only,
             "trace": self.trace,
             "cost_setting": COST_SETTINGS[self.costs],
+            "l1_reserved": L1_RESERVED_BYTES,
+            **self.watchdog,
             "kernels": [self._kernel_spec(k, so) for k, so in zip(kernels, so_paths)],
             "cbs": self._cb_specs(program),
             "semaphores": [

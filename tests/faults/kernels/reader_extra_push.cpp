@@ -1,0 +1,18 @@
+// Fault: the reader pushes one page more than the compute kernel ever waits for or pops.
+// Same arguments as tests/kernels/reader_tiles.cpp (one input).
+#include "api/dataflow/dataflow_api.h"
+
+void kernel_main() {
+    constexpr uint32_t cb_a = tt::CBIndex::c_0;
+    const uint32_t addr_a = get_arg_val<uint32_t>(0);
+    const uint32_t first = get_arg_val<uint32_t>(2);
+    const uint32_t count = get_arg_val<uint32_t>(3);
+    constexpr auto args_a = TensorAccessorArgs<0>();
+    const auto a = TensorAccessor(args_a, addr_a, get_tile_size(cb_a));
+    for (uint32_t t = first; t < first + count + 1; ++t) {  // one too many
+        cb_reserve_back(cb_a, 1);
+        noc_async_read_page(t % count, a, get_write_ptr(cb_a));
+        noc_async_read_barrier();
+        cb_push_back(cb_a, 1);
+    }
+}
