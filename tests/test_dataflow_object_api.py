@@ -18,6 +18,7 @@ from ttprefill.device.program import (
     Program,
     Role,
     Semaphore,
+    TensorBinding,
 )
 from ttprefill.device.sim_device import SimError
 
@@ -162,6 +163,33 @@ def test_endpoints_inline_write_and_multicast_increment(sim):
                         circular_buffers=[CircularBuffer(0, src.data_format, src.page_size, 1, both)],
                         semaphores=[Semaphore(2, both)], name="endpoints"))
         np.testing.assert_array_equal(sim.download(dst), bf16(x))
+    finally:
+        sim.free(src)
+        sim.free(dst)
+
+
+def test_metal2_names_and_page_iterator(sim):
+    """A kernel written against args::/dfb::/tensor:: names (the generated headers) walks pages 2..5."""
+    x = RNG.standard_normal((32, 8 * 32)).astype(np.float32)
+    src = sim.upload(x, DataFormat.Float32)
+    dst = sim.allocate((32, 4 * 32), DataFormat.Float32)
+    core = CoreCoord(0, 0)
+    cores = CoreRangeSet.of([core])
+    marker = 0x3F800000  # 1.0f into the first element of every page
+    try:
+        reader = Kernel(TEST_KERNELS / "pages_reader.cpp", Role.RISCV_1, cores,
+                        named_compile_time_args={"page_bytes": src.page_size},
+                        runtime_arg_names=["first", "count"], runtime_args={core: [2, 4, marker]},
+                        dfb_bindings={"in": 0}, tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()),
+                                                                                      src.address)})
+        writer = Kernel(TEST_KERNELS / "dfb_writer.cpp", Role.RISCV_0, cores, [0, *dst.accessor_args()],
+                        runtime_args={core: [dst.address, 0, 4]})
+        sim.run(Program(kernels=[reader, writer],
+                        circular_buffers=[CircularBuffer(0, src.data_format, src.page_size, 2, cores)],
+                        name="metal2_pages"))
+        expected = x[:, 64:192].copy()
+        expected[0, ::32] = 1.0  # element 0 of each tile (tiles are stored face by face, row 0 first)
+        np.testing.assert_array_equal(sim.download(dst), expected)
     finally:
         sim.free(src)
         sim.free(dst)

@@ -68,7 +68,10 @@ def bindings_header(kernel: Kernel) -> str:
     lines += ["}  // namespace tensor", "namespace sem {"]
     for name, sem_id in kernel.semaphore_bindings.items():
         lines.append(f"constexpr SemaphoreBindingToken {name}{{{int(sem_id)}u, SemScope::LOCAL_NONATOMIC}};")
-    lines += ["}  // namespace sem", "namespace scratch {"]
+    lines += ["}  // namespace sem"]
+    if kernel.scratchpad_bindings:  # the kernel then uses Scratchpad without including it
+        lines.append('#include "api/scratchpad.h"')
+    lines.append("namespace scratch {")
     # No common runtime arg holds a scratchpad address (the simulator allocates none; see Kernel).
     for name, size in kernel.scratchpad_bindings.items():
         lines.append(f"constexpr ScratchpadBindingToken {name}{{0u, {int(size)}u}};")

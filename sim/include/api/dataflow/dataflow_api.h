@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "api/compile_time_args.h"
+#include "api/debug/kernel_profiler.hpp"  // DeviceZoneScopedN, as the device's dataflow_api.h provides it
 #include "api/tensor/tensor_accessor.h"
 #include "chlkc_descriptors.h"
 #include "internal/circular_buffer_interface.h"
@@ -67,6 +68,10 @@ constexpr std::int32_t get_tile_size(const std::int32_t operand) {
     if (unpack_tile_size[operand] != 0) return unpack_tile_size[operand];
     return TTSIM->cb_page_size(operand);
 }
+constexpr inline uint32_t get_tile_hw(const std::int32_t operand) {
+    return uint32_t(unpack_tile_r_dim[operand]) * uint32_t(unpack_tile_c_dim[operand]);
+}
+constexpr inline uint32_t get_tile_num_faces(const std::int32_t operand) { return unpack_tile_num_faces[operand]; }
 // A CB's format as tt-metal's JIT bakes it into every kernel of the program (chlkc_descriptors.h), so
 // kernels can use it as a template argument.
 constexpr DataFormat get_dataformat(const std::int32_t operand) { return DataFormat(unpack_src_format[operand]); }

@@ -32,3 +32,24 @@ struct noc_traits_t<TensorAccessor<DSpecT>> {
         return dst.get_noc_addr(args.page_id, args.offset_bytes, noc.get_noc_id());
     }
 };
+
+// A page an accessor's iterator yields, plus a byte offset into it.
+template <typename Accessor>
+struct noc_traits_t<tensor_accessor::AccessorPage<Accessor>> {
+    struct src_args_type {
+        uint32_t offset_bytes = 0;
+    };
+    struct dst_args_type {
+        uint32_t offset_bytes = 0;
+    };
+    template <Noc::AddressType address_type>
+    static uint64_t src_addr(const tensor_accessor::AccessorPage<Accessor>& src, const Noc& noc, const src_args_type& args) {
+        static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
+        return src.accessor().get_noc_addr(src.page_id(), args.offset_bytes, noc.get_noc_id());
+    }
+    template <Noc::AddressType address_type>
+    static uint64_t dst_addr(const tensor_accessor::AccessorPage<Accessor>& dst, const Noc& noc, const dst_args_type& args) {
+        static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
+        return dst.accessor().get_noc_addr(dst.page_id(), args.offset_bytes, noc.get_noc_id());
+    }
+};

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "api/tensor/tensor_accessor_args.h"
+#include "api/tensor/pages_address_iterator.h"
 #include "api/tensor/tensor_binding_token.h"
 #include "ttsim/common.h"
 
@@ -63,6 +64,25 @@ struct TensorAccessor {
         (void)page_id;
         (void)noc;
         return false;
+    }
+
+    // Pages [start_page_id, end_page_id). The interleaved args carry no tensor shape, so the end must be
+    // given (0, "to the end of the tensor", stops the run).
+    tensor_accessor::Pages<TensorAccessor> pages(uint32_t start_page_id = 0, uint32_t end_page_id = 0,
+                                                 uint8_t noc = noc_index) const {
+        if (end_page_id == 0) {
+            TTSIM->fail("TensorAccessor::pages", "not modeled by the simulator: iterating to the end of the tensor "
+                                                 "(its interleaved accessor args carry no tensor shape)");
+        }
+        return tensor_accessor::Pages<TensorAccessor>(*this, start_page_id, end_page_id, 1, noc);
+    }
+    // Shards exist only for sharded tensors, which the simulator does not have.
+    tensor_accessor::Pages<TensorAccessor> shard_pages(uint32_t shard_id, uint32_t start_page_offset = 0,
+                                                       uint32_t end_page_offset = 0, uint8_t noc = noc_index) const {
+        (void)shard_id;
+        (void)end_page_offset;
+        TTSIM->fail("TensorAccessor::shard_pages", "not modeled by the simulator: sharded tensors");
+        return tensor_accessor::Pages<TensorAccessor>(*this, start_page_offset, start_page_offset, 1, noc);
     }
 };
 

@@ -1,0 +1,69 @@
+// Iterating over a range of an accessor's pages (api/tensor/pages_address_iterator.h):
+// `for (const auto& page : accessor.pages(first, end)) ... page.page_id() ... page.noc_addr()`, every
+// `stride`-th page from `first` up to `end`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+
+#include "api/tensor/page.h"
+
+namespace tensor_accessor {
+
+template <typename Accessor>
+class PagesAddressIteratorInterleaved {
+public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = AccessorPage<Accessor>;
+    using difference_type = std::ptrdiff_t;
+    using reference = const AccessorPage<Accessor>&;
+    using pointer = const AccessorPage<Accessor>*;
+
+    PagesAddressIteratorInterleaved(const Accessor& accessor, uint32_t page_id, uint32_t stride, uint8_t noc) :
+        accessor_(&accessor), stride_(stride), noc_(noc), current_(0, page_id, &accessor, noc) {}
+
+    reference operator*() const { return current_; }
+    pointer operator->() const { return &current_; }
+    PagesAddressIteratorInterleaved& operator++() {
+        current_ = AccessorPage<Accessor>(0, current_.page_id() + stride_, accessor_, noc_);
+        return *this;
+    }
+    PagesAddressIteratorInterleaved operator++(int) {
+        PagesAddressIteratorInterleaved before = *this;
+        ++*this;
+        return before;
+    }
+    // Equal once this iterator has reached or passed the other (a strided walk may step over the end).
+    bool operator==(const PagesAddressIteratorInterleaved& other) const {
+        return current_.page_id() >= other.current_.page_id();
+    }
+    bool operator!=(const PagesAddressIteratorInterleaved& other) const { return !(*this == other); }
+
+private:
+    const Accessor* accessor_;
+    uint32_t stride_;
+    uint8_t noc_;
+    AccessorPage<Accessor> current_;
+};
+
+template <typename Accessor>
+class Pages {
+public:
+    using iterator = PagesAddressIteratorInterleaved<Accessor>;
+    using const_iterator = iterator;
+
+    Pages(const Accessor& accessor, uint32_t start_page_id, uint32_t end_page_id, uint32_t stride = 1,
+          uint8_t noc = noc_index) :
+        accessor_(accessor), start_(start_page_id), end_(end_page_id), stride_(stride), noc_(noc) {}
+
+    iterator begin() const { return iterator(accessor_, start_, stride_, noc_); }
+    iterator end() const { return iterator(accessor_, end_, stride_, noc_); }
+
+private:
+    const Accessor& accessor_;
+    uint32_t start_, end_, stride_;
+    uint8_t noc_;
+};
+
+}  // namespace tensor_accessor
