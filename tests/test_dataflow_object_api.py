@@ -193,3 +193,22 @@ def test_metal2_names_and_page_iterator(sim):
     finally:
         sim.free(src)
         sim.free(dst)
+
+
+def test_write_zeros_to_l1_and_dram(sim):
+    """The reader zeroes the first half of every page in L1; the writer then zeroes output page 0 in DRAM."""
+    src = sim.upload(A, DataFormat.Float16_b)
+    dst = sim.allocate(A.shape, DataFormat.Float16_b)
+    try:
+        program = chain_program(src, dst)
+        program.kernels[0].defines["ZERO_FIRST_HALF"] = "1"
+        program.kernels[2].defines["ZERO_FIRST_PAGE"] = "1"
+        sim.run(program)
+        expected = bf16(A).copy()
+        for i in range(0, A.shape[0], 32):
+            expected[i:i + 16, :] = 0  # faces 0 and 1 (the top 16 rows) are the first half of a tile's bytes
+        expected[:32, :32] = 0  # page 0
+        np.testing.assert_array_equal(sim.download(dst), expected)
+    finally:
+        sim.free(src)
+        sim.free(dst)

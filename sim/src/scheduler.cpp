@@ -964,6 +964,22 @@ void Scheduler::noc_write_inline(uint64_t dst, uint32_t value, uint32_t byte_ena
     advance(timing::kNocIssueCycles);
 }
 
+void Scheduler::noc_read_zeros(uint32_t dst_local, uint32_t size, uint32_t zero_chunk) {
+    uint32_t off = l1_offset_of(dst_local, size, "Noc::async_write_zeros (destination)");
+    if (zero_chunk == 0) raise("Noc::async_write_zeros: zero region of 0 bytes");
+    Core& self = *me().core;
+    std::memset(self.l1 + off, 0, size);
+    const uint64_t latency = noc_latency(self.xy.x, self.xy.y);
+    for (uint32_t done = 0; done < size; done += zero_chunk) {
+        ++counters_.api_calls;
+        const uint32_t n = std::min(zero_chunk, size - done);
+        counters_.noc_bytes += n;
+        Fiber& f = me();
+        f.read_done = std::max(f.read_done, transfer(-1, n, latency));
+        advance(timing::kNocIssueCycles);
+    }
+}
+
 // ---------------------------------------------------------------- the device
 
 Device::Device() : scheduler_(std::make_unique<Scheduler>(dram_)) {}

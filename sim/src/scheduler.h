@@ -247,6 +247,7 @@ public:
     uint32_t cb_fifo(int cb, CbFifo field) override;
     void semaphore_inc_multicast(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests) override;
     void noc_write_inline(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable) override;
+    void noc_read_zeros(uint32_t dst_local_addr, uint32_t size, uint32_t zero_chunk) override;
 
     static void fiber_trampoline(unsigned lo, unsigned hi);
     // guard.cpp: the fault and spin-timer signal handlers.

@@ -1,5 +1,6 @@
 // Test reader for the object API: DRAM pages -> a DataflowBuffer, through a Noc and a TensorAccessor.
-// Each page is read in two halves, the second half at a byte offset on both ends.
+// Each page is read in two halves, the second half at a byte offset on both ends. With ZERO_FIRST_HALF
+// defined, the first half of each page is then zeroed in L1 (Noc::async_write_zeros).
 //
 // Named compile-time args: "cb_in" (the buffer to fill). Compile-time args: TensorAccessorArgs at 0.
 // Runtime args, read as experimental::RtaArg: 0 tensor address, 1 first page, 2 page count.
@@ -28,6 +29,10 @@ void kernel_main() {
         noc.async_read(src, dfb, half, {.page_id = p}, {});
         noc.async_read(src, dfb, page_bytes - half, {.page_id = p, .offset_bytes = half}, {.offset_bytes = half});
         noc.async_read_barrier();
+#ifdef ZERO_FIRST_HALF
+        noc.async_write_zeros(dfb, half);
+        noc.write_zeros_l1_barrier();
+#endif
         dfb.push_back(1);
     }
 }

@@ -1,5 +1,6 @@
 // Test writer for the object API: a DataflowBuffer -> DRAM pages, through a Noc and a TensorAccessor.
-// Even pages go from the buffer object itself, odd pages from a CoreLocalMem at its read pointer.
+// Even pages go from the buffer object itself, odd pages from a CoreLocalMem at its read pointer. With
+// ZERO_FIRST_PAGE defined, the first page is then overwritten with zeros (Noc::async_write_zeros to DRAM).
 //
 // Compile-time args: 0 the buffer to drain, then TensorAccessorArgs at 1.
 // Runtime args: 0 tensor address, 1 first page, 2 page count.
@@ -31,4 +32,12 @@ void kernel_main() {
         dfb.pop_front(1);
     }
     noc.async_write_barrier();
+#ifdef ZERO_FIRST_PAGE
+    // The last slot the kernel drained, zeroed, as the scratch that zeroes the first page in DRAM.
+    CoreLocalMem<uint32_t> scratch(dfb.get_read_ptr());
+    noc.async_write_zeros(scratch, page_bytes);
+    noc.write_zeros_l1_barrier();
+    noc.async_write_zeros(dst, page_bytes, {.page_id = first}, scratch);
+    noc.write_zeros_dram_barrier();
+#endif
 }

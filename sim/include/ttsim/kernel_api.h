@@ -166,6 +166,9 @@ public:
     // A NoC write of one 32-bit value carried in the request itself (no L1 source); byte_enable picks
     // which of its four bytes land.
     virtual void noc_write_inline(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable) = 0;
+    // NoC reads of this core's zero region (MEM_ZEROS, zero_chunk bytes) into local L1: zero-fills
+    // [dst_local_addr, +size) one chunk per read.
+    virtual void noc_read_zeros(uint32_t dst_local_addr, uint32_t size, uint32_t zero_chunk) = 0;
 };
 
 }  // namespace ttsim

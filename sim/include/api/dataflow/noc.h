@@ -11,6 +11,14 @@
 
 #include "api/dataflow/dataflow_api.h"
 #include "api/dataflow/dfb_access.h"
+#include "api/debug/assert.h"
+
+#ifndef MEM_ZEROS_SIZE
+#define MEM_ZEROS_SIZE 512  // Wormhole's always-zero L1 region, the source of async_write_zeros
+#endif
+#ifndef NOC_L1_READ_ALIGNMENT_BYTES
+#define NOC_L1_READ_ALIGNMENT_BYTES 16
+#endif
 
 template <typename DSpecT>
 struct TensorAccessor;
@@ -299,34 +307,53 @@ public:
 
     void async_full_barrier() const { noc_async_full_barrier(noc_id_); }
 
+    // Zero-fills a local L1 endpoint with NoC reads of this core's zero region (MEM_ZEROS_SIZE bytes per
+    // read); complete after write_zeros_l1_barrier (a read barrier), as on the device.
     template <typename Dst>
     void async_write_zeros(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& args = {}) const {
-        (void)dst;
-        (void)size_bytes;
-        (void)args;
-        TTSIM->fail("Noc::async_write_zeros", "not modeled by the simulator yet");
+        static_assert(noc_zero_l1_endpoint_v<Dst>,
+                      "noc.async_write_zeros: unsupported local-L1 destination. Supported: CircularBuffer, "
+                      "DataflowBuffer, CoreLocalMem, Scratchpad. Use the TensorAccessor overload for DRAM.");
+        if constexpr (is_scratchpad_v<Dst>) {
+            ASSERT(uint64_t(args.offset_bytes) + size_bytes <= dst.size_in_bytes());
+        }
+        const uint32_t addr = dst_address<AddressType::LOCAL_L1>(dst, args);
+        ASSERT(addr % NOC_L1_READ_ALIGNMENT_BYTES == 0);
+        TTSIM->noc_read_zeros(addr, size_bytes, MEM_ZEROS_SIZE);
     }
 
+    // Writes zeros into a DRAM page from a local scratch endpoint that already holds zeros (zero it first
+    // with the overload above), one NoC write per packet; complete after write_zeros_dram_barrier.
     template <typename DSpecT, typename Scratch>
     void async_write_zeros(
         const ::TensorAccessor<DSpecT>& accessor,
         uint32_t size_bytes,
         const dst_args_t<::TensorAccessor<DSpecT>>& args,
         const Scratch& scratch) const {
-        (void)accessor;
-        (void)size_bytes;
-        (void)args;
-        (void)scratch;
-        TTSIM->fail("Noc::async_write_zeros", "not modeled by the simulator yet");
+        static_assert(DSpecT::is_dram, "noc.async_write_zeros<TensorAccessor, Scratch> requires a DRAM-backed accessor.");
+        static_assert(noc_zero_l1_endpoint_v<Scratch>,
+                      "noc.async_write_zeros scratch must be a local-L1 endpoint: CircularBuffer, DataflowBuffer, "
+                      "CoreLocalMem or Scratchpad.");
+        ASSERT(args.offset_bytes + size_bytes <= accessor.get_aligned_page_size());
+        const uint32_t max_chunk = size_bytes > uint32_t(NOC_MAX_BURST_SIZE) ? uint32_t(NOC_MAX_BURST_SIZE) : size_bytes;
+        if constexpr (is_dataflow_buffer_v<Scratch>) {
+            ASSERT(scratch.get_entry_size() >= max_chunk);
+        } else if constexpr (is_scratchpad_v<Scratch>) {
+            ASSERT(scratch.size_in_bytes() >= max_chunk);
+        }
+        const uint32_t src = src_address<AddressType::LOCAL_L1>(scratch, src_args_t<Scratch>{});
+        uint64_t dst = accessor.get_noc_addr(args.page_id, args.offset_bytes, noc_id_);
+        for (uint32_t left = size_bytes; left > 0;) {
+            const uint32_t n = left > max_chunk ? max_chunk : left;
+            noc_async_write(src, dst, n, noc_id_);
+            dst += n;
+            left -= n;
+        }
     }
 
-    void write_zeros_l1_barrier() const {
-        TTSIM->fail("Noc::write_zeros_l1_barrier", "not modeled by the simulator yet (async_write_zeros is not)");
-    }
+    void write_zeros_l1_barrier() const { noc_async_read_barrier(noc_id_); }
 
-    void write_zeros_dram_barrier() const {
-        TTSIM->fail("Noc::write_zeros_dram_barrier", "not modeled by the simulator yet (async_write_zeros is not)");
-    }
+    void write_zeros_dram_barrier() const { noc_async_write_barrier(noc_id_); }
 
 private:
     uint8_t noc_id_;
