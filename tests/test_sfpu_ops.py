@@ -261,3 +261,25 @@ def test_int32_tensors_need_32_bit_dst(sim):
     d = chain_defines("NEG", "negative_tile_init();", "negative_tile_int32(0);")
     with pytest.raises(Exception, match="32-bit integers, which need 32-bit DST"):
         run(sim, d, A_INT.astype(np.int32), fmt=DataFormat.Int32, out=DataFormat.Int32, fp32_dest=False)
+
+
+def test_layernorm_normalisation_broadcasts_the_statistics_column(sim):
+    # DST 0 = x, DST 1 = the statistics tile (mean in column 0), the same tile read as inv_std; B's column 0
+    # carries both, so (x - m) * m per row.
+    d = chain_defines("", "sfpu_bcast_col_init();", "sfpu_normalize_bcast_col(0, 1, 1);", two_inputs=True)
+    out = run(sim, d, X, Y)
+    ref = np.zeros_like(X, dtype=np.float64)
+    for j in range(0, X.shape[1], 32):
+        m = Y[:, j:j + 1].astype(np.float64)
+        ref[:, j:j + 32] = (X[:, j:j + 32] - m) * m
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_scalar_normalisation_broadcasts_element_zero(sim):
+    d = chain_defines("", "sfpu_normalize_bcast_scalar_init();", "sfpu_normalize_bcast_scalar(0, 1, 1);", two_inputs=True)
+    out = run(sim, d, X, Y)
+    ref = np.zeros_like(X, dtype=np.float64)
+    for j in range(0, X.shape[1], 32):
+        m = np.float64(Y[0, j])
+        ref[:, j:j + 32] = (X[:, j:j + 32] - m) * m
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)

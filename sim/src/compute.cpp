@@ -632,9 +632,9 @@ void Scheduler::transpose_dest(int dst, bool of_faces, bool values_32bit) {
 // ---------------------------------------------------------------- SFPU
 //
 // The SFPU functions are elementwise functions the kernel headers define, applied by sfpu_eltwise.
-// The SfpuOp ops are the ones that are not elementwise: cumsum (totals carried from call to call), the
-// broadcast forms (each element reads a row or column of the second tile) and the pack thread's exp
-// (charged to the packer's clock).
+// The SfpuOp ops are the ones that are not elementwise: cumsum (totals carried from call to call) and
+// the pack thread's exp (charged to the packer's clock). Broadcast inputs (a row, a column or an element
+// of another tile) are elementwise functions with SfpuElementwise::broadcast.
 
 namespace {
 // cumsum_tile: each column's running total, top row to bottom row, in fp32, continuing from the totals
@@ -649,29 +649,10 @@ void cumsum_columns(std::array<float, TILE_ELEMS>& d, std::array<float, TILE_DIM
     }
 }
 
-// The set-up an init leaves: one init serves the three ops of each broadcast direction.
-SfpuOp init_family(SfpuOp op) {
-    switch (op) {
-        case SfpuOp::BcastColAdd:
-        case SfpuOp::BcastColSub:
-        case SfpuOp::BcastColMul: return SfpuOp::BcastColMul;
-        case SfpuOp::BcastRowAdd:
-        case SfpuOp::BcastRowSub:
-        case SfpuOp::BcastRowMul: return SfpuOp::BcastRowMul;
-        default: return op;
-    }
-}
-
 const char* sfpu_op_name(SfpuOp op) {
     switch (op) {
         case SfpuOp::Exp: return "exp_packthread_tile";
         case SfpuOp::Cumsum: return "cumsum_tile";
-        case SfpuOp::BcastColAdd:
-        case SfpuOp::BcastColSub:
-        case SfpuOp::BcastColMul: return "sfpu_*_bcast_col";
-        case SfpuOp::BcastRowAdd:
-        case SfpuOp::BcastRowSub:
-        case SfpuOp::BcastRowMul: return "sfpu_*_bcast_row";
         case SfpuOp::Count: break;
     }
     return "?";
@@ -742,43 +723,6 @@ void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t, ui
     me().clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
 }
 
-// sfpu_{add,sub,mul}_bcast_{col,row}: DST[out] = a op (column 0 or row 0 of b, broadcast), in fp32.
-void Scheduler::sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) {
-    const char* what = sfpu_op_name(op);
-    ComputeState& cs = compute_state(what);
-    me().call = what;
-    require_math(what);
-    require_dst_index(dst_a, what);
-    require_dst_index(dst_b, what);
-    require_dst_index(dst_out, what);
-    const bool bcast_col = init_family(op) == SfpuOp::BcastColMul, bcast_row = init_family(op) == SfpuOp::BcastRowMul;
-    if (!bcast_col && !bcast_row) raise(std::string(what) + " is not a broadcast SFPU op");
-    if (!cs.sfpu_op || init_family(*cs.sfpu_op) != init_family(op)) {
-        raise(std::string(what) + " called without its init (sfpu_bcast_col_init / sfpu_bcast_row_init)");
-    }
-    if (!me().spec->fp32_dest) raise("sfpu_*_bcast_col/row need fp32 DST: set fp32_dest_acc_en in the compute config");
-    cs.cumsum_carry_valid = false;
-    if (!program_->timing_only) {
-        auto& a = cs.dst[dst_a];
-        auto& b = cs.dst[dst_b];
-        auto& o = cs.dst[dst_out];
-        std::array<float, TILE_ELEMS> vec{};
-        for (int i = 0; i < TILE_ELEMS; ++i) vec[i] = bcast_col ? b[(i / TILE_DIM) * TILE_DIM] : b[i % TILE_DIM];
-        for (int i = 0; i < TILE_ELEMS; ++i) {
-            const float x = a[i], y = vec[i];
-            switch (op) {
-                case SfpuOp::BcastColAdd:
-                case SfpuOp::BcastRowAdd: o[i] = x + y; break;
-                case SfpuOp::BcastColSub:
-                case SfpuOp::BcastRowSub: o[i] = x - y; break;
-                default: o[i] = x * y; break;
-            }
-        }
-        finish_dst_write(dst_out);
-    }
-    charge_math(cs, sfpu_op_cost(op, me().spec->approx), false);
-}
-
 // A generic SFPU function (kernel_api.h SfpuElementwise): all inputs are read before the output is
 // written, so an output tile may also be an input. Cost: the op's tile figure times the share of faces.
 void Scheduler::sfpu_eltwise(const SfpuElementwise& op, const int* in_dst, int n_in, int out_dst, uint32_t faces,
@@ -807,7 +751,16 @@ void Scheduler::sfpu_eltwise(const SfpuElementwise& op, const int* in_dst, int n
         std::copy(cs.sfpu_setup_params.begin(), cs.sfpu_setup_params.end(), all_params + kSfpuMaxParams);
         for (int i = 0; i < TILE_ELEMS; ++i) {
             if (!(faces >> face_of(i) & 1u)) continue;
-            for (int k = 0; k < n_in; ++k) std::memcpy(&in[k], &cs.dst[in_dst[k]][i], 4);
+            for (int k = 0; k < n_in; ++k) {
+                int at = i;
+                switch (SfpuBroadcast((op.broadcast >> (2 * k)) & 3u)) {
+                    case SfpuBroadcast::Col: at = (i / TILE_DIM) * TILE_DIM; break;
+                    case SfpuBroadcast::Row: at = i % TILE_DIM; break;
+                    case SfpuBroadcast::Scalar: at = 0; break;
+                    case SfpuBroadcast::None: break;
+                }
+                std::memcpy(&in[k], &cs.dst[in_dst[k]][at], 4);
+            }
             out[i] = op.fn(in, all_params);
         }
         auto& d = cs.dst[out_dst];

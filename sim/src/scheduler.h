@@ -230,7 +230,6 @@ public:
     void reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) override;
     void transpose_tile(int cb, int tile, int dst) override;
     void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) override;
-    void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) override;
     void sfpu_init_on_pack(SfpuOp op) override;
     void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) override;
     void sfpu_setup(const char* init_name, const uint32_t* init_params) override;

@@ -9,6 +9,7 @@
 #include "api/compute/gcd.h"
 #include "api/compute/nextafter.h"
 #include "api/compute/xlogy.h"
+#include "api/compute/sfpu_binary_bcast.h"
 
 void kernel_main() {
     constexpr uint32_t cb_a = tt::CBIndex::c_0;

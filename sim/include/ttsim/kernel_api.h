@@ -15,27 +15,18 @@ enum class FpuOp : uint32_t { None = 0, Copy, Add, Sub, Mul, Matmul, Reduce, Tra
 // tt-metal's BroadcastType numbering.
 enum class Bcast : uint32_t { None = 0, Col = 1, Row = 2, Scalar = 3 };
 // The SFPU ops that are not elementwise functions (those go through sfpu_eltwise): the pack thread's
-// exp, cumsum (api/compute/cumsum.h, column totals carried between calls), and {add,sub,mul} with
-// column 0 (BcastCol*) or row 0 (BcastRow*) of a second DST tile broadcast (api/compute/sfpu_binary_bcast.h;
-// one init per broadcast direction serves all three).
-enum class SfpuOp : uint32_t {
-    Exp = 0,
-    Cumsum,
-    BcastColAdd,
-    BcastColSub,
-    BcastColMul,
-    BcastRowAdd,
-    BcastRowSub,
-    BcastRowMul,
-    Count
-};
+// exp (charged to the packer's clock) and cumsum (api/compute/cumsum.h, column totals carried from
+// call to call).
+enum class SfpuOp : uint32_t { Exp = 0, Cumsum, Count };
 
 // What cb_fifo reports about a circular buffer.
 enum class CbFifo : uint32_t { Base = 0, NumPages, PagesPushed, PagesPopped };
 
 // One elementwise SFPU function. DST elements are 32-bit words: fp32 bits for float data, the raw
 // integer for Int32/UInt32/UInt16 data. `fn` maps the n_in input words of one element position to
-// the output word; params[0..4) are the call's parameters, params[4..8) its init's.
+// the output word; params[0..4) are the call's parameters, params[4..8) its init's. An input may be
+// broadcast (`broadcast`, two bits per input, input k at bits 2k): its column 0 across each row
+// (SfpuBroadcast::Col), its row 0 down each column (Row) or its element 0 everywhere (Scalar).
 using SfpuElementFn = uint32_t (*)(const uint32_t* in, const uint32_t* params);
 struct SfpuElementwise {
     const char* name;        // the API call, for messages
@@ -43,8 +34,10 @@ struct SfpuElementwise {
     SfpuElementFn fn;
     uint64_t tile_cycles;    // modeled SFPU cycles for all four faces of a tile (ttsim/sfpu_cost.h)
     bool integer_result;     // the output word is an integer: kept as it is, never rounded to bf16
+    uint32_t broadcast = 0;  // SfpuBroadcast per input, two bits each
 };
-constexpr int kSfpuMaxInputs = 3, kSfpuMaxParams = 4;
+enum class SfpuBroadcast : uint32_t { None = 0, Col = 1, Row = 2, Scalar = 3 };
+constexpr int kSfpuMaxInputs = 4, kSfpuMaxParams = 4;
 
 class KernelApi {
 public:
@@ -118,7 +111,6 @@ public:
     // faces: which 16x16 faces of the tile the op runs on (bit f for face f; VectorMode R = faces 0-1,
     // C = faces 0 and 2), the rest of the tile left as it is; the cost scales with the face count.
     virtual void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces = 0xF) = 0;
-    virtual void sfpu_binary(SfpuOp op, int dst_a, int dst_b, int dst_out) = 0;
     // The pack thread's own SFPU calls (exp_packthread_tile): on DST while the packer holds it.
     virtual void sfpu_init_on_pack(SfpuOp op) = 0;
     virtual void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces = 0xF) = 0;

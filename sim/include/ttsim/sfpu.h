@@ -47,6 +47,7 @@ inline uint32_t as_word(float f) {
 using FloatUnary = float (*)(float x, const uint32_t* params);
 using FloatBinary = float (*)(float a, float b, const uint32_t* params);
 using FloatTernary = float (*)(float a, float b, float c, const uint32_t* params);
+using FloatQuaternary = float (*)(float a, float b, float c, float d, const uint32_t* params);
 using WordUnary = uint32_t (*)(uint32_t x, const uint32_t* params);
 using WordBinary = uint32_t (*)(uint32_t a, uint32_t b, const uint32_t* params);
 using WordTernary = uint32_t (*)(uint32_t a, uint32_t b, uint32_t c, const uint32_t* params);
@@ -58,6 +59,10 @@ uint32_t on_floats2(const uint32_t* in, const uint32_t* p) { return as_word(F(as
 template <FloatTernary F>
 uint32_t on_floats3(const uint32_t* in, const uint32_t* p) {
     return as_word(F(as_float(in[0]), as_float(in[1]), as_float(in[2]), p));
+}
+template <FloatQuaternary F>
+uint32_t on_floats4(const uint32_t* in, const uint32_t* p) {
+    return as_word(F(as_float(in[0]), as_float(in[1]), as_float(in[2]), as_float(in[3]), p));
 }
 template <WordUnary F>
 uint32_t on_words(const uint32_t* in, const uint32_t* p) { return F(in[0], p); }
@@ -75,8 +80,8 @@ inline void setup(const char* init_name, uint32_t p0 = 0, uint32_t p1 = 0, uint3
 
 inline void run(const char* name, const char* init_name, SfpuElementFn fn, uint64_t tile_cycles, bool integer_result,
                 const int* in, int n_in, uint32_t out, VectorMode mode, uint32_t p0, uint32_t p1, uint32_t p2,
-                uint32_t p3) {
-    const SfpuElementwise op{name, init_name, fn, tile_cycles, integer_result};
+                uint32_t p3, uint32_t broadcast = 0) {
+    const SfpuElementwise op{name, init_name, fn, tile_cycles, integer_result, broadcast};
     const uint32_t params[kSfpuMaxParams] = {p0, p1, p2, p3};
     TTSIM->sfpu_eltwise(op, in, n_in, int(out), sfpu_faces(mode), params);
 }
@@ -101,6 +106,29 @@ inline void ternary(const char* name, const char* init_name, uint64_t tile_cycle
     const int in[3] = {int(a), int(b), int(c)};
     run(name, init_name, on_floats3<F>, tile_cycles, false, in, 3, odst, VectorMode::RC, p0, 0, 0, 0);
 }
+// Input `input` of a call broadcast as `how` (combine several with |).
+constexpr uint32_t broadcast(int input, SfpuBroadcast how) { return uint32_t(how) << (2 * input); }
+
+// Float functions of tiles some of which are broadcast (see SfpuElementwise::broadcast).
+template <FloatBinary F>
+inline void binary_broadcast(const char* name, const char* init_name, uint64_t tile_cycles, uint32_t a, uint32_t b,
+                             uint32_t odst, uint32_t how) {
+    const int in[2] = {int(a), int(b)};
+    run(name, init_name, on_floats2<F>, tile_cycles, false, in, 2, odst, VectorMode::RC, 0, 0, 0, 0, how);
+}
+template <FloatTernary F>
+inline void ternary_broadcast(const char* name, const char* init_name, uint64_t tile_cycles, uint32_t a, uint32_t b,
+                              uint32_t c, uint32_t odst, uint32_t how) {
+    const int in[3] = {int(a), int(b), int(c)};
+    run(name, init_name, on_floats3<F>, tile_cycles, false, in, 3, odst, VectorMode::RC, 0, 0, 0, 0, how);
+}
+template <FloatQuaternary F>
+inline void quaternary_broadcast(const char* name, const char* init_name, uint64_t tile_cycles, uint32_t a, uint32_t b,
+                                 uint32_t c, uint32_t d, uint32_t odst, uint32_t how) {
+    const int in[4] = {int(a), int(b), int(c), int(d)};
+    run(name, init_name, on_floats4<F>, tile_cycles, false, in, 4, odst, VectorMode::RC, 0, 0, 0, 0, how);
+}
+
 // The same on raw words. `integer_result` false: the result word is an fp32 value (e.g. a conversion
 // from an integer), rounded like any float result.
 template <WordUnary F>
