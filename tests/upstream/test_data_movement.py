@@ -11,6 +11,7 @@ from test_dataflow_object_api import copied
 from ttprefill.device.jit import KernelCompileError
 from ttprefill.device.program import DataFormat
 from ttprefill.ops.upstream.data_movement import (
+    concat_width_program,
     copy_default_tilized_program,
     copy_interleaved_program,
     split_work_to_cores,
@@ -83,3 +84,17 @@ def test_copy_metal2_program(sim, in_fmt, out_fmt, grid):
     # The same format: the pages are copied as they are; otherwise through the compute kernel's copy_tile.
     expected = (bf16(X) if in_fmt == DataFormat.Float16_b else X) if in_fmt == out_fmt else copied(X, in_fmt, out_fmt)
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("widths", [(2, 3), (1, 1, 4)])
+def test_concat_reader_with_a_tensor_binding_sequence(sim, widths):
+    """tt-metal's Metal 2.0 concat reader, its inputs reached through the `inputs` binding sequence."""
+    parts = [RNG.standard_normal((64, 32 * w)).astype(np.float32) for w in widths]
+    srcs = [sim.upload(p, DataFormat.Float16_b) for p in parts]
+    dst = sim.allocate((64, 32 * sum(widths)), DataFormat.Float16_b)
+    try:
+        sim.run(concat_width_program(srcs, dst))
+        np.testing.assert_array_equal(sim.download(dst), bf16(np.concatenate(parts, axis=1)))
+    finally:
+        for t in (*srcs, dst):
+            sim.free(t)

@@ -234,7 +234,8 @@ class Kernel:
     common_runtime_arg_names: list[str] = field(default_factory=list)
     # dfb::name -> circular buffer index; tensor::name -> the tensor; sem::name -> semaphore id.
     dfb_bindings: dict[str, int] = field(default_factory=dict)
-    tensor_bindings: dict[str, TensorBinding] = field(default_factory=dict)
+    # A tuple of bindings is a binding sequence: tensor::name is then a std::tuple of tokens.
+    tensor_bindings: dict[str, TensorBinding | tuple[TensorBinding, ...]] = field(default_factory=dict)
     semaphore_bindings: dict[str, int] = field(default_factory=dict)
     # scratch::name -> size in bytes. The simulator allocates no scratchpad L1 yet: such a kernel
     # compiles, and constructing the Scratchpad stops the run.
@@ -250,16 +251,20 @@ class Kernel:
         return bool(self.metal2 or self.runtime_arg_names or self.common_runtime_arg_names or self.dfb_bindings
                     or self.tensor_bindings or self.semaphore_bindings or self.scratchpad_bindings)
 
+    def bound_tensors(self) -> list[TensorBinding]:
+        """Every bound tensor in tensor_bindings order, sequences flattened."""
+        return [t for b in self.tensor_bindings.values() for t in (b if isinstance(b, tuple) else (b,))]
+
     def bound_compile_time_args(self) -> list[int]:
         """compile_time_args, then each bound tensor's accessor args (in tensor_bindings order)."""
         out = list(self.compile_time_args)
-        for t in self.tensor_bindings.values():
+        for t in self.bound_tensors():
             out += list(t.accessor_args)
         return out
 
     def bound_common_runtime_args(self) -> list[int]:
         """common_runtime_args, then each bound tensor's address (in tensor_bindings order)."""
-        return list(self.common_runtime_args) + [t.address for t in self.tensor_bindings.values()]
+        return list(self.common_runtime_args) + [t.address for t in self.bound_tensors()]
 
 
 @dataclass

@@ -46,6 +46,7 @@ COPY_WRITER = f"{COPY_KERNELS}/writer_unary_start_id.cpp"
 METAL2_READER = f"{UNARY_KERNELS}/dataflow/reader_unary_interleaved_start_id_metal2.cpp"
 METAL2_WRITER = f"{UNARY_KERNELS}/dataflow/writer_unary_interleaved_start_id_metal2.cpp"
 METAL2_COPY_COMPUTE = "data_movement/sharded/device/kernels/compute/eltwise_copy_metal2.cpp"
+CONCAT_READER = "data_movement/concat/device/kernels/dataflow/reader_concat_interleaved_start_id.cpp"
 
 CB_IN, CB_OUT = 0, 2
 CB_COPY_OUT = 16
@@ -155,3 +156,29 @@ def copy_default_tilized_program(src, dst, *, grid: tuple[int, int] = (1, 1),
                               runtime_arg_names=["per_core_tile_cnt"], runtime_args={c: [n] for c, n, _ in work},
                               dfb_bindings={"in": CB_IN, "out": CB_COPY_OUT}, compute_config=ComputeConfig()))
     return Program(kernels=kernels, circular_buffers=cbs, inputs={"input": src}, outputs={"output": dst}, name=name)
+
+
+def concat_width_program(inputs, dst, *, name: str = "upstream_concat_width") -> Program:
+    """Tiled inputs of the same height and format concatenated along the last dim, on one core: tt-metal's
+    Metal 2.0 concat reader (tensor binding sequence "inputs"; per output tile row it takes each input's
+    width in tiles, round robin) and the unary _metal2 writer. Runtime args as the reader documents them:
+    num_tiles, start_tensor, start_tensor_id, then the varargs: each input's tiles per block (its width
+    in tiles), then each input's first tile id."""
+    if any(t.data_format != dst.data_format or t.tiles_h != dst.tiles_h for t in inputs):
+        raise ValueError("concat_width_program: inputs must share the output's format and height in tiles")
+    if sum(t.tiles_w for t in inputs) != dst.tiles_w:
+        raise ValueError("concat_width_program: the inputs' widths must add up to the output's")
+    core = CoreCoord(0, 0)
+    cores = CoreRangeSet.of([core])
+    n = dst.num_pages
+    reader = Kernel(kernel_path(CONCAT_READER), Role.RISCV_1, cores,
+                    runtime_arg_names=["num_tiles", "start_tensor", "start_tensor_id"],
+                    runtime_args={core: [n, 0, 0, *(t.tiles_w for t in inputs), *(0 for _ in inputs)]},
+                    dfb_bindings={"in": CB_IN},
+                    tensor_bindings={"inputs": tuple(TensorBinding(tuple(t.accessor_args()), t.address) for t in inputs)})
+    writer = Kernel(kernel_path(METAL2_WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
+                    runtime_args={core: [n, 0]}, dfb_bindings={"out": CB_IN},
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+    cbs = [CircularBuffer(CB_IN, dst.data_format, dst.page_size, 2, cores)]
+    return Program(kernels=[reader, writer], circular_buffers=cbs,
+                   inputs={f"input{i}": t for i, t in enumerate(inputs)}, outputs={"output": dst}, name=name)
