@@ -76,3 +76,37 @@ def reduce_w_program(src, dst, op: str, *, scaler: float = 1.0, grid: tuple[int,
                      dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_reduce_w_{op}")
+
+
+def reduce_hw_program(src, dst, op: str, *, scaler: float = 1.0) -> Program:
+    """src [batch, H, W] -> dst [batch, 32, 32] whose element [0][0] holds op over each batch's matrix
+    times `scaler`: reduce.cpp with REDUCE_DIM = REDUCE_SCALAR on one core (the single-core HW factory's
+    shape: args Ht, Wt, NC = batch), fed by the same universal reader and unary _metal2 writer."""
+    if op not in POOLS:
+        raise ValueError(f"op must be one of {sorted(POOLS)}")
+    ht, wt = src.tiles_h, src.tiles_w
+    nc = src.num_pages // (ht * wt)
+    if dst.num_pages != nc:
+        raise ValueError("the output has one tile per batch")
+    cores = CoreRangeSet.of([(0, 0)])
+    fp32 = src.data_format == DataFormat.Float32
+    scaler_fmt = DataFormat.Float32 if fp32 else DataFormat.Float16_b
+    cbs = [CircularBuffer(CB_IN, src.data_format, src.page_size, 2, cores),
+           CircularBuffer(CB_SCALER, scaler_fmt, scaler_fmt.tile_bytes, 1, cores),
+           CircularBuffer(CB_OUT, dst.data_format, dst.page_size, 2, cores)]
+    defines = {"REDUCE_OP": POOLS[op], "REDUCE_DIM": "ckernel::ReduceDim::REDUCE_SCALAR"}
+    core = next(iter(cores.cores()))
+    scaler_bits = int(np.float32(scaler).view(np.uint32))
+    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, defines=dict(defines),
+                    named_compile_time_args={"tiles_per_batch": 1},
+                    runtime_arg_names=["num_tiles", "start_id", "scaler_bits"],
+                    runtime_args={core: [src.num_pages, 0, scaler_bits]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER},
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
+                    runtime_args={core: [nc, 0]}, dfb_bindings={"out": CB_OUT},
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, defines=dict(defines),
+                     named_compile_time_args={"enable_fp32_sfpu": 0}, runtime_arg_names=["Ht", "Wt", "NC"],
+                     runtime_args={core: [ht, wt, nc]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},
+                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
+    return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_reduce_hw_{op}")
