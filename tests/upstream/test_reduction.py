@@ -1,4 +1,5 @@
-"""tt-metal's generic reduce over W (reader_unary_reduce_universal_start_id.cpp, reduce.cpp with ttnn's
+"""tt-metal's generic reduce over W, H and H*W (reader_unary_reduce_universal_start_id.cpp or, for H,
+the column-chunk reader reader_unary_transpose_wh_universal_input_cols_partitioned.cpp, reduce.cpp with ttnn's
 kernel_lib reduce helper, the unary _metal2 writer), unmodified from the pinned wheel, in the program
 ttprefill/ops/upstream/reduction.py mirrors, against numpy.
 
@@ -19,7 +20,7 @@ import pytest
 
 from simkit import bf16
 from ttprefill.device.program import DataFormat
-from ttprefill.ops.upstream.reduction import reduce_hw_program, reduce_w_program
+from ttprefill.ops.upstream.reduction import reduce_h_program, reduce_hw_program, reduce_w_program
 from ttprefill.reference.metrics import pcc, rel_rms
 
 RNG = np.random.default_rng(17)
@@ -65,3 +66,24 @@ def test_reduce_hw(sim, op, scaler):
     rest = out.copy()
     rest[:, 0, 0] = 0
     np.testing.assert_array_equal(rest, 0)
+
+
+@pytest.mark.parametrize("op,scaler", [("sum", 0.5), ("max", 1.0)])
+def test_reduce_h(sim, op, scaler):
+    # 10 tile columns over 2 batches: the reader's chunks of 8 columns (DST's capacity) straddle batches
+    x = bf16(RNG.standard_normal((2, 96, 160)).astype(np.float32))
+    src = sim.upload(x, DataFormat.Float16_b)
+    dst = sim.allocate((2, 32, 160), DataFormat.Float16_b)
+    try:
+        sim.run(reduce_h_program(src, dst, op, scaler=scaler))
+        out = sim.download(dst)
+    finally:
+        sim.free(src)
+        sim.free(dst)
+    ref = {"sum": np.sum, "max": np.max}[op](x.astype(np.float64), axis=-2) * scaler
+    if op == "max":
+        np.testing.assert_array_equal(out[:, 0, :], ref)
+    else:
+        assert pcc(ref, out[:, 0, :]) >= 0.9999
+        assert rel_rms(ref, out[:, 0, :]) <= 1e-2
+    np.testing.assert_array_equal(out[:, 1:, :], 0)

@@ -36,6 +36,7 @@ from .data_movement import split_work_to_cores
 KDIR = "reduction/generic/device/kernels/"
 READER = KDIR + "dataflow/reader_unary_reduce_universal_start_id.cpp"
 COMPUTE = KDIR + "compute/reduce.cpp"
+H_READER = KDIR + "dataflow/reader_unary_transpose_wh_universal_input_cols_partitioned.cpp"
 WRITER = "eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id_metal2.cpp"
 CB_IN, CB_SCALER, CB_OUT = 0, 2, 3
 POOLS = {"sum": "ckernel::PoolType::SUM", "max": "ckernel::PoolType::MAX"}
@@ -110,3 +111,48 @@ def reduce_hw_program(src, dst, op: str, *, scaler: float = 1.0) -> Program:
                      runtime_args={core: [ht, wt, nc]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_reduce_hw_{op}")
+
+
+def reduce_h_program(src, dst, op: str, *, scaler: float = 1.0, dest_tiles: int = 8) -> Program:
+    """src [batch, H, W] -> dst [batch, 32, W] whose row 0 holds op down each column, times `scaler`:
+    reduce.cpp with REDUCE_DIM = REDUCE_COL on one core, fed column chunk by column chunk by the H
+    factory's reader (reader_unary_transpose_wh_universal_input_cols_partitioned.cpp: for each chunk of
+    up to DEST_AUTO_LIMIT columns, the chunk's tiles row by row; args col_start_tile_id,
+    curr_col_in_batch, num_cols, scaler_bits at run time, Ht, Wt, HtWt, use_welford = 0,
+    enable_fp32_sfpu = 0, tiles_per_batch = 1, num_h_slices = 1, slice_Ht = Ht at compile time). The
+    compute kernel sees the core's columns as its Wt (args Ht, num_cols, NC = 1). in0 holds two chunks of
+    dest_tiles tiles (DEST_AUTO_LIMIT with bf16 DST and half sync)."""
+    if op not in POOLS:
+        raise ValueError(f"op must be one of {sorted(POOLS)}")
+    ht, wt = src.tiles_h, src.tiles_w
+    nc = src.num_pages // (ht * wt)
+    if dst.num_pages != nc * wt:
+        raise ValueError("the output has one tile per column of tiles")
+    cores = CoreRangeSet.of([(0, 0)])
+    core = next(iter(cores.cores()))
+    fp32 = src.data_format == DataFormat.Float32
+    scaler_fmt = DataFormat.Float32 if fp32 else DataFormat.Float16_b
+    cbs = [CircularBuffer(CB_IN, src.data_format, src.page_size, 2 * dest_tiles, cores),
+           CircularBuffer(CB_SCALER, scaler_fmt, scaler_fmt.tile_bytes, 1, cores),
+           CircularBuffer(CB_OUT, dst.data_format, dst.page_size, 2, cores)]
+    defines = {"REDUCE_OP": POOLS[op], "REDUCE_DIM": "ckernel::ReduceDim::REDUCE_COL"}
+    scaler_bits = int(np.float32(scaler).view(np.uint32))
+    cols = nc * wt
+    # The reader sizes its chunks by the compute kernel's DST capacity, which a data-movement kernel learns
+    # from the factory's defines.
+    reader_defines = {**defines, "ENABLE_FP32_DEST_ACC": "1" if fp32 else "0", "DST_SYNC_FULL": "0"}
+    reader = Kernel(kernel_path(H_READER), Role.RISCV_1, cores, defines=reader_defines,
+                    named_compile_time_args={"Ht": ht, "Wt": wt, "HtWt": ht * wt, "use_welford": 0,
+                                             "enable_fp32_sfpu": 0, "tiles_per_batch": 1, "num_h_slices": 1,
+                                             "slice_Ht": ht},
+                    runtime_arg_names=["col_start_tile_id", "curr_col_in_batch", "num_cols", "scaler_bits"],
+                    runtime_args={core: [0, 0, cols, scaler_bits]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER},
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
+                    runtime_args={core: [cols, 0]}, dfb_bindings={"out": CB_OUT},
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, defines=dict(defines),
+                     named_compile_time_args={"enable_fp32_sfpu": 0}, runtime_arg_names=["Ht", "Wt", "NC"],
+                     runtime_args={core: [ht, cols, 1]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},
+                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
+    return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_reduce_h_{op}")
