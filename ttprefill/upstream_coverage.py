@@ -95,6 +95,8 @@ def _symbols(stderr: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# Part of each cached result's name: bump it when the way a compile is reduced to a FileResult changes.
+_RESULT_VERSION = 2
 _NAMED_CT_ARG = re.compile(r'get_named_compile_time_arg_val\(\s*"(\w+)"\s*\)')
 
 
@@ -134,7 +136,7 @@ def _request(path: Path, representative: tuple[str, Kernel, list] | None) -> tup
 def _check(path: Path, package: Path, cache: Path, representative=None) -> FileResult:
     role = role_of(path) if representative is None else representative[1].role
     request, args_from = _request(path, representative)
-    key = cache / f"{request.digest()}.json"
+    key = cache / f"{request.digest()}-{_RESULT_VERSION}.json"
     rel = str(path.relative_to(package))
     if key.exists():
         data = json.loads(key.read_text())
@@ -144,7 +146,8 @@ def _check(path: Path, package: Path, cache: Path, representative=None) -> FileR
     cmd = request.command(Path(os.devnull))
     cmd = [c for c in cmd if c not in ("-shared", "-O2")]
     cmd.insert(1, "-fsyntax-only")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # The C locale keeps g++'s quotes ASCII, which _symbols parses (a UTF-8 locale gives curly ones).
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
     stderr = proc.stderr
     result = FileResult(rel, role.value, proc.returncode == 0, args_from=args_from)
     if proc.returncode != 0:
