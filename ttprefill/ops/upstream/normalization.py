@@ -180,9 +180,23 @@ def _check_softmax(device, s: SoftmaxShape, seed: int) -> dict:
 
 
 STABLE_SHAPE = SoftmaxShape(64, 256)
+PADDED_SHAPE = SoftmaxShape(96, 200)  # width 200: the writer's padding mask hides the last 24 columns
+PLAIN_SHAPE = SoftmaxShape(320, 96, numeric_stable=False)  # ten tile rows over ten cores, no max subtraction
 
 
 @register("softmax/rows64_w256_stable", "normalization", (READER, COMPUTE, WRITER),
           build=lambda device: softmax_program(device, STABLE_SHAPE)[0])
 def _softmax(device) -> dict:
     return _check_softmax(device, STABLE_SHAPE, seed=5)
+
+
+@register("softmax/rows96_w200_padded_stable", "normalization", (READER, COMPUTE, WRITER),
+          build=lambda device: softmax_program(device, PADDED_SHAPE)[0])
+def _softmax_padded(device) -> dict:
+    return _check_softmax(device, PADDED_SHAPE, seed=6)
+
+
+@register("softmax/rows320_w96", "normalization", (READER, COMPUTE, WRITER),
+          build=lambda device: softmax_program(device, PLAIN_SHAPE)[0])
+def _softmax_plain(device) -> dict:
+    return _check_softmax(device, PLAIN_SHAPE, seed=7)
