@@ -34,6 +34,7 @@ from ttprefill.device.program import (
 
 from . import kernel_path
 from .data_movement import split_work_to_cores
+from .registry import ConformanceError, register
 
 KDIR = "eltwise/binary_ng/device/"
 READER = KDIR + "kernels_ng/dataflow/reader_interleaved_no_bcast.cpp"
@@ -144,3 +145,45 @@ def binary_ng_bcast_program(a, b, out, op: str, bcast: str, *, grid: tuple[int, 
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs,
                    name=f"upstream_binary_ng_{op}_{bcast}_bcast")
+
+
+def _bf16_exact_check(device, build, a, b, wide_b, fn) -> dict:
+    """bf16 in and out: the FPU's result rounded once must equal numpy's fp64 result rounded to bf16."""
+    import numpy as np
+
+    A, B = device.upload(a, DataFormat.Float16_b), device.upload(b, DataFormat.Float16_b)
+    O = device.allocate(a.shape, DataFormat.Float16_b)
+    try:
+        a16, b16 = device.download(A).astype(np.float64), device.download(B).astype(np.float64)
+        device.run(build(A, B, O))
+        out = device.download(O)
+        ref = device.download(device.upload(fn(a16, wide_b(b16)).astype(np.float32), DataFormat.Float16_b))
+        mismatches = int(np.count_nonzero(out != ref))
+        if mismatches:
+            raise ConformanceError(f"{mismatches} of {out.size} values differ from the bf16-rounded reference")
+        return {"exact": True}
+    finally:
+        for t in (A, B, O):
+            device.free(t)
+
+
+@register("eltwise/binary_ng_add_bf16_b2x2_64x96", "eltwise", (READER, COMPUTE, WRITER))
+def _binary_add(device) -> dict:
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, 2, 64, 96)).astype(np.float32), rng.standard_normal((2, 2, 64, 96)).astype(np.float32)
+    return _bf16_exact_check(device, lambda A, B, O: binary_ng_program(A, B, O, "add", grid=(2, 2)), a, b,
+                             lambda x: x, np.add)
+
+
+@register("eltwise/binary_ng_mul_col_bcast_bf16_64x96", "eltwise",
+          (KDIR + "kernels_ng/dataflow/reader_interleaved_col_bcast.cpp",
+           KDIR + "kernels_ng/compute/eltwise_binary_col_bcast.cpp", WRITER))
+def _binary_mul_col_bcast(device) -> dict:
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((64, 96)).astype(np.float32), rng.standard_normal((64, 32)).astype(np.float32)
+    return _bf16_exact_check(device, lambda A, B, O: binary_ng_bcast_program(A, B, O, "mul", "col", grid=(2, 1)), a, b,
+                             lambda x: np.repeat(x[:, :1], 96, axis=1), np.multiply)

@@ -31,6 +31,7 @@ from ttprefill.device.program import (
 
 from . import kernel_path
 from .data_movement import UNARY_WRITER, split_work_to_cores
+from .registry import expect_close, register
 
 READER = "matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
 REUSE_READER = "matmul/device/kernels/dataflow/reader_bmm_tile_layout.cpp"
@@ -133,3 +134,36 @@ def bmm_multicore_reuse_program(a, b, out, *, per_core_m: int = 2, per_core_n: i
         named_compile_time_args=names,
         compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=False))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name="upstream_bmm_multicore_reuse")
+
+
+def _bf16_matmul_check(device, build, shape_a, shape_b, seed) -> dict:
+    """Run `build(A, B, out)` on bf16 normals and compare with an fp64 matmul of the same bf16 values."""
+    import numpy as np
+
+    from ttprefill.device.program import DataFormat
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape_a).astype(np.float32)
+    b = rng.standard_normal(shape_b).astype(np.float32)
+    A, B = device.upload(a, DataFormat.Float16_b), device.upload(b, DataFormat.Float16_b)
+    out_shape = (*shape_a[:-1], shape_b[-1])
+    O = device.allocate(out_shape, DataFormat.Float16_b)
+    try:
+        a16, b16 = device.download(A).astype(np.float64), device.download(B)
+        device.run(build(A, B, O))
+        return expect_close(a16 @ b16, device.download(O), "out", 0.9999, 6e-3)
+    finally:
+        for t in (A, B, O):
+            device.free(t)
+
+
+@register("matmul/multicore_b2_m64_k96_n96", "matmul", (READER, COMPUTE, UNARY_WRITER))
+def _bmm_multicore(device) -> dict:
+    return _bf16_matmul_check(device, lambda A, B, O: bmm_multicore_program(A, B, O, grid=(2, 3)),
+                              (2, 64, 96), (2, 96, 96), 1)
+
+
+@register("matmul/multicore_reuse_b2_m128_k128_n128", "matmul", (REUSE_READER, REUSE_COMPUTE, REUSE_WRITER))
+def _bmm_multicore_reuse(device) -> dict:
+    return _bf16_matmul_check(device, lambda A, B, O: bmm_multicore_reuse_program(A, B, O, in0_block_w=2),
+                              (2, 128, 128), (2, 128, 128), 2)

@@ -32,6 +32,7 @@ from ttprefill.device.program import (
 
 from . import kernel_path
 from .data_movement import split_work_to_cores
+from .registry import expect_close, register
 
 KDIR = "reduction/generic/device/kernels/"
 READER = KDIR + "dataflow/reader_unary_reduce_universal_start_id.cpp"
@@ -156,3 +157,28 @@ def reduce_h_program(src, dst, op: str, *, scaler: float = 1.0, dest_tiles: int 
                      runtime_args={core: [ht, cols, 1]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name=f"upstream_reduce_h_{op}")
+
+
+def _reduce_check(device, build, x_shape, out_shape, ref_fn, pick, seed) -> dict:
+    rng = np.random.default_rng(seed)
+    src = device.upload(rng.standard_normal(x_shape).astype(np.float32), DataFormat.Float16_b)
+    dst = device.allocate(out_shape, DataFormat.Float16_b)
+    try:
+        x = device.download(src).astype(np.float64)
+        device.run(build(src, dst))
+        return expect_close(ref_fn(x), pick(device.download(dst)), "out", 0.9999, 1e-2)
+    finally:
+        device.free(src)
+        device.free(dst)
+
+
+@register("reduction/reduce_w_sum_b2_64x96", "reduction", (READER, COMPUTE, WRITER))
+def _reduce_w_sum(device) -> dict:
+    return _reduce_check(device, lambda s, d: reduce_w_program(s, d, "sum", grid=(2, 1)), (2, 64, 96), (2, 64, 32),
+                         lambda x: x.sum(axis=-1), lambda o: o[..., 0], 1)
+
+
+@register("reduction/reduce_h_max_b2_96x160", "reduction", (H_READER, COMPUTE, WRITER))
+def _reduce_h_max(device) -> dict:
+    return _reduce_check(device, lambda s, d: reduce_h_program(s, d, "max"), (2, 96, 160), (2, 32, 160),
+                         lambda x: x.max(axis=-2), lambda o: o[:, 0, :], 2)

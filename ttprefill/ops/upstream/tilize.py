@@ -33,6 +33,7 @@ from ttprefill.device.program import (
 
 from . import kernel_path
 from .data_movement import UNARY_READER, UNARY_WRITER, split_work_to_cores
+from .registry import ConformanceError, register
 
 TILIZE = "data_movement/tilize/device/kernels/compute/tilize.cpp"
 UNTILIZE = "data_movement/untilize/device/kernels/compute/untilize.cpp"
@@ -93,3 +94,38 @@ def tilize_program(src, dst, *, grid: tuple[int, int] = (1, 1)) -> Program:
 def untilize_program(src, dst, *, grid: tuple[int, int] = (1, 1)) -> Program:
     """src: tiled; dst: pages that receive the row-major bytes, Wt pages per 32 rows."""
     return _program(UNTILIZE, src, dst, lambda n, wt: [n, wt, CB_IN, CB_OUT], grid=grid, name="upstream_untilize")
+
+
+def _bf16_values(seed: int, shape) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return from_row_major_bytes(row_major_bytes(x, DataFormat.Float16_b), DataFormat.Float16_b, shape)
+
+
+@register("data_movement/tilize_bf16_b3_32x160", "data_movement", (UNARY_READER, TILIZE, UNARY_WRITER))
+def _tilize(device) -> dict:
+    x = _bf16_values(1, (3, 32, 160))
+    src, dst = device.allocate(x.shape, DataFormat.Float16_b), device.allocate(x.shape, DataFormat.Float16_b)
+    try:
+        device.write_pages(src, 0, row_major_bytes(x, DataFormat.Float16_b))
+        device.run(tilize_program(src, dst, grid=(2, 2)))
+        if not np.array_equal(device.download(dst), x):
+            raise ConformanceError("the tilized tiles differ from the input")
+        return {"exact": True}
+    finally:
+        device.free(src)
+        device.free(dst)
+
+
+@register("data_movement/untilize_bf16_b3_32x160", "data_movement", (UNARY_READER, UNTILIZE, UNARY_WRITER))
+def _untilize(device) -> dict:
+    x = _bf16_values(2, (3, 32, 160))
+    src, dst = device.upload(x, DataFormat.Float16_b), device.allocate(x.shape, DataFormat.Float16_b)
+    try:
+        device.run(untilize_program(src, dst, grid=(2, 2)))
+        out = from_row_major_bytes(device.read_pages(dst, 0, dst.num_pages), DataFormat.Float16_b, x.shape)
+        if not np.array_equal(out, x):
+            raise ConformanceError("the untilized rows differ from the input")
+        return {"exact": True}
+    finally:
+        device.free(src)
+        device.free(dst)

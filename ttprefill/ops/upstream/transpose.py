@@ -30,6 +30,7 @@ from ttprefill.device.program import (
 
 from . import kernel_path
 from .data_movement import UNARY_READER, UNARY_WRITER, split_work_to_cores
+from .registry import ConformanceError, register
 
 COMPUTE = "data_movement/transpose/device/kernels/compute/transpose_wh.cpp"
 CB_IN, CB_OUT = 0, 16
@@ -71,3 +72,18 @@ def transpose_wh_program(src, dst, *, grid: tuple[int, int] = (1, 1)) -> Program
                          # An fp32 input unpacks straight to DST (transpose_wh's 32-bit path), not as TF32.
                          unpack_to_dest_fp32=frozenset({CB_IN}) if src.data_format is DataFormat.Float32 else frozenset()))
     return Program(kernels=[reader, writer, compute], circular_buffers=cbs, name="upstream_transpose_wh")
+
+
+@register("data_movement/transpose_wh_fp32_b2_64x96", "data_movement", (UNARY_READER, COMPUTE, UNARY_WRITER))
+def _transpose_wh(device) -> dict:
+    x = np.random.default_rng(1).standard_normal((2, 64, 96)).astype(np.float32)
+    src = device.upload(nwh_tile_order(x), DataFormat.Float32)
+    dst = device.allocate((2, 96, 64), DataFormat.Float32)
+    try:
+        device.run(transpose_wh_program(src, dst, grid=(2, 2)))
+        if not np.array_equal(device.download(dst), np.swapaxes(x, -1, -2)):
+            raise ConformanceError("the transpose is not exact")
+        return {"exact": True}
+    finally:
+        device.free(src)
+        device.free(dst)
