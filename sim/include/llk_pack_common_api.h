@@ -18,9 +18,11 @@ inline void llk_pack_reconfig_data_format(const std::uint32_t old_output, const 
     (void)old_output;
     TTSIM->pack_reconfig(new_output);
 }
-// Only "no ReLU" is modeled (see api/compute/pack.h's pack_relu_config).
+// ReLU to zero and no ReLU are modeled (see api/compute/pack.h's pack_relu_config).
 inline void llk_pack_relu_config(const ckernel::ReluConfig& config) {
-    if (config.get_mode() != ckernel::ReluType::NO_RELU) {
-        TTSIM->fail("llk_pack_relu_config", "not modeled by the simulator: the packer's ReLU modes");
+    if (config.get_mode() == ckernel::ReluType::ZERO_RELU || config.get_mode() == ckernel::ReluType::NO_RELU) {
+        TTSIM->pack_relu(config.get_mode() == ckernel::ReluType::ZERO_RELU);
+    } else {
+        TTSIM->fail("llk_pack_relu_config", "not modeled by the simulator: the packer's threshold ReLU modes");
     }
 }

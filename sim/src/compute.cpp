@@ -571,6 +571,7 @@ void Scheduler::pack_untilize(int cb, int dst, int block_ct, int full_ct, int co
               std::to_string(cs.pack_cb) + "); call pack_reconfig_data_format first");
     }
     if (cs.pack_l1_acc) raise("pack_untilize: not modeled by the simulator with packer L1 accumulation on");
+    if (cs.pack_relu) raise("pack_untilize: not modeled by the simulator with the packer's ReLU on");
     const uint32_t datum = datum_bytes(c.format);
     if (datum == 0) raise("pack_untilize: CB " + std::to_string(cb) + "'s format has no row-major form (Bfp8_b is tiled only)");
     const uint64_t row_bytes = uint64_t(full_ct) * TILE_DIM * datum;
@@ -796,7 +797,12 @@ void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
         raise("pack_tile: output tile would be written past the end of L1");
     if (!program_->timing_only) {
         uint8_t* out = me().core->l1 + c.l1_offset + size_t(slot) * c.page_size;
-        if (cs.pack_l1_acc) {
+        if (cs.pack_relu) {
+            if (cs.pack_l1_acc) raise("pack_tile: packer ReLU together with L1 accumulation is not modeled by the simulator");
+            std::array<float, TILE_ELEMS> clamped;
+            for (int i = 0; i < TILE_ELEMS; ++i) clamped[i] = cs.dst[dst][i] > 0.0f ? cs.dst[dst][i] : 0.0f;
+            ttsim::pack_tile(c.format, clamped.data(), out);
+        } else if (cs.pack_l1_acc) {
             // L1 accumulation: the packer reads the destination tile back (decoded exactly), adds DST in
             // fp32 and writes the sum in the CB's format, rounding as any pack does.
             std::array<float, TILE_ELEMS> sum;
@@ -842,6 +848,11 @@ void Scheduler::zone_end() {
 void Scheduler::pack_l1_acc(bool enable) {
     ComputeState& cs = compute_state("pack_reconfig_l1_acc");
     cs.pack_l1_acc = enable;
+}
+
+void Scheduler::pack_relu(bool enable) {
+    ComputeState& cs = compute_state("pack_relu_config");
+    cs.pack_relu = enable;
 }
 
 }  // namespace ttsim

@@ -124,6 +124,7 @@ struct ComputeState {
     int init_cb_a = -1, init_cb_b = -1;
     int srca_cb = -1, srcb_cb = -1, pack_cb = -1;
     bool pack_l1_acc = false;  // pack_reconfig_l1_acc: pack_tile adds onto the destination tile
+    bool pack_relu = false;    // pack_relu_config(zero): pack_tile writes max(x, 0)
     bool started = false;
     std::optional<SfpuOp> sfpu_op;
     std::string sfpu_setup_name;  // the last sfpu_setup (generic SFPU functions); empty after an SfpuOp init
@@ -237,6 +238,7 @@ public:
                       const uint32_t* params) override;
     void pack_tile(int dst, int cb, int out_index, bool out_of_order) override;
     void pack_l1_acc(bool enable) override;
+    void pack_relu(bool enable) override;
     void tilize_tile(int cb, int tile_index, int block_ct, int dst) override;
     void pack_untilize(int cb, int dst, int block_ct, int full_ct, int col_tile) override;
     void transpose_dest(int dst, bool of_faces, bool values_32bit) override;

@@ -79,3 +79,18 @@ def test_binary_broadcast_b(sim, op, bcast, b_shape):
         for t in (A, B, O):
             sim.free(t)
     np.testing.assert_array_equal(out, bf16(FNS[op](a.astype(np.float64), wide).astype(np.float32)))
+
+
+def test_binary_relu_in_the_packer(sim):
+    # ttnn.add(a, b, activations=[relu]): the packer clamps negative results to zero (PACK_RELU)
+    a = bf16(RNG.standard_normal((1, 1, 64, 64)).astype(np.float32))
+    b = bf16(RNG.standard_normal((1, 1, 64, 64)).astype(np.float32))
+    A, B = sim.upload(a, DataFormat.Float16_b), sim.upload(b, DataFormat.Float16_b)
+    O = sim.allocate(a.shape, DataFormat.Float16_b)
+    try:
+        sim.run(binary_ng_program(A, B, O, "add", relu=True))
+        out = sim.download(O)
+    finally:
+        for t in (A, B, O):
+            sim.free(t)
+    np.testing.assert_array_equal(out, bf16(np.maximum(a.astype(np.float64) + b, 0).astype(np.float32)))

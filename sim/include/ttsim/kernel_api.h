@@ -129,6 +129,8 @@ public:
     virtual void pack_tile(int dst, int cb, int out_index, bool out_of_order) = 0;
     // Packer L1 accumulation: while on, pack_tile adds DST onto the tile already at the destination.
     virtual void pack_l1_acc(bool enable) = 0;
+    // Packer ReLU (pack_relu_config with ReluConfig::zero()): while on, pack_tile writes max(x, 0).
+    virtual void pack_relu(bool enable) = 0;
 
     // ---- compute: layout conversion (api/compute/tilize.h, untilize.h, pack_untilize.h)
     // Unpacker tilize: DST[dst] = one 32x32 tile cut out of the row-major rows at the front of cb. The

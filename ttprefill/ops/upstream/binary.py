@@ -63,7 +63,9 @@ def _strides(t) -> tuple[int, int, int, int]:
     return 0, 0, ht * wt * c * (n > 1), ht * wt * (c > 1)
 
 
-def binary_ng_program(a, b, out, op: str, *, grid: tuple[int, int] = (1, 1)) -> Program:
+def binary_ng_program(a, b, out, op: str, *, grid: tuple[int, int] = (1, 1), relu: bool = False) -> Program:
+    """relu: a ReLU activation after the op, which the factory fuses into the packer (PACK_RELU) when it
+    is the only activation."""
     if op not in OPS:
         raise ValueError(f"op must be one of {sorted(OPS)}")
     n, c, ht, wt = _dims4(out)
@@ -92,6 +94,8 @@ def binary_ng_program(a, b, out, op: str, *, grid: tuple[int, int] = (1, 1)) -> 
     defines = {"BINARY_OP": f"{op}_tiles", "BINARY_OP_TYPE": f"EltwiseBinaryType::ELW{OPS[op]}",
                "PROCESS_LHS_ACTIVATIONS(i)": "", "PROCESS_RHS_ACTIVATIONS(i)": "",
                "PROCESS_POST_ACTIVATIONS(i)": ""}
+    if relu:
+        defines["PACK_RELU"] = "1"
     fp32 = out.data_format == DataFormat.Float32
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, [1], defines=defines,
                      runtime_args={core: [k] for core, k, _ in work},

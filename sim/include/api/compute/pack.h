@@ -24,11 +24,13 @@ ALWI void pack_block(std::uint32_t ifrom_dst, std::uint32_t icb, std::uint32_t n
 // Packer L1 accumulation (1: on, 0: off): while on, pack_tile adds the DST tile onto the tile already
 // at its destination in the CB (the sum rounded to the CB's format) instead of overwriting it.
 ALWI void pack_reconfig_l1_acc(const std::uint32_t l1_acc_en) { TTSIM->pack_l1_acc(l1_acc_en != 0); }
-// The packer's ReLU stage: only "none" is modeled; any other mode stops the run rather than pack
-// values the device would have clamped.
+// The packer's ReLU stage: ReLU to zero (negative values packed as 0) and no ReLU are modeled; the
+// threshold modes stop the run rather than pack values the device would have clamped differently.
 ALWI void pack_relu_config(const ReluConfig& config) {
-    if (config.get_mode() != ReluType::NO_RELU) {
-        TTSIM->fail("pack_relu_config", "not modeled by the simulator: the packer's ReLU modes");
+    if (config.get_mode() == ReluType::ZERO_RELU || config.get_mode() == ReluType::NO_RELU) {
+        TTSIM->pack_relu(config.get_mode() == ReluType::ZERO_RELU);
+    } else {
+        TTSIM->fail("pack_relu_config", "not modeled by the simulator: the packer's threshold ReLU modes");
     }
 }
 
