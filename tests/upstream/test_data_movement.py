@@ -8,7 +8,6 @@ import pytest
 
 from simkit import TEST_KERNELS, bf16
 from test_dataflow_object_api import copied
-from ttprefill.device.jit import KernelCompileError
 from ttprefill.device.program import DataFormat
 from ttprefill.ops.upstream.data_movement import (
     concat_width_program,
@@ -66,8 +65,6 @@ def test_unary_reader_writer_around_a_copy(sim, in_fmt, out_fmt, grid):
     np.testing.assert_array_equal(out, copied(X, in_fmt, out_fmt))
 
 
-@pytest.mark.xfail(raises=KernelCompileError, strict=False,
-                   reason="eltwise_sfpu.cpp compiles only once the simulator has every SFPU header it includes")
 def test_unary_factory_with_upstream_compute_copies(sim):
     """eltwise_sfpu.cpp without SFPU_OP_CHAIN_0 is a plain copy."""
     out = roundtrip(sim, unary_interleaved_program, X, DataFormat.Float16_b, DataFormat.Float16_b, grid=(2, 2))

@@ -34,6 +34,19 @@ public:
         ++*this;
         return before;
     }
+    PagesAddressIteratorInterleaved& operator+=(difference_type steps) {
+        current_ = AccessorPage<Accessor>(0, uint32_t(current_.page_id() + steps * stride_), accessor_, noc_);
+        return *this;
+    }
+    PagesAddressIteratorInterleaved operator+(difference_type steps) const {
+        PagesAddressIteratorInterleaved out = *this;
+        out += steps;
+        return out;
+    }
+    value_type operator[](difference_type n) const { return *(*this + n); }
+    bool operator<(const PagesAddressIteratorInterleaved& other) const {
+        return current_.page_id() < other.current_.page_id();
+    }
     // Equal once this iterator has reached or passed the other (a strided walk may step over the end).
     bool operator==(const PagesAddressIteratorInterleaved& other) const {
         return current_.page_id() >= other.current_.page_id();
