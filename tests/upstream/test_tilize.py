@@ -1,6 +1,7 @@
 """tt-metal's tilize and untilize compute kernels (tilize.cpp, untilize.cpp with ttnn's kernel_lib
 helpers), unmodified from the pinned wheel: row-major rows become 32x32 tiles of 16x16 faces and back.
-Both move values without arithmetic (bf16 through bf16 DST), so the result must equal the input exactly.
+Both move values without arithmetic, so the result must equal the input exactly: bf16 through bf16 DST,
+and Float32 through fp32 DST with the input CB in UnpackToDestFp32 mode (the values skip srcA's TF32).
 
 The factories' stick readers/writers are stood in for by tt-metal's page reader/writer over the same
 bytes (see ttprefill/ops/upstream/tilize.py)."""
@@ -50,3 +51,22 @@ def test_untilize(sim, shape, grid):
 def test_row_major_bytes_round_trip():
     x = bf16(RNG.standard_normal((4, 8)).astype(np.float32))
     np.testing.assert_array_equal(from_row_major_bytes(row_major_bytes(x, BF16), BF16, x.shape), x)
+
+
+@pytest.mark.parametrize("which", ["tilize", "untilize"])
+def test_fp32_round_trip_exact(sim, which):
+    fp32 = DataFormat.Float32
+    x = RNG.standard_normal((2, 32, 96)).astype(np.float32)
+    if which == "tilize":
+        src, dst = sim.allocate(x.shape, fp32), sim.allocate(x.shape, fp32)
+        sim.write_pages(src, 0, row_major_bytes(x, fp32))
+    else:
+        src, dst = sim.upload(x, fp32), sim.allocate(x.shape, fp32)
+    try:
+        sim.run((tilize_program if which == "tilize" else untilize_program)(src, dst, grid=(2, 1)))
+        out = sim.download(dst) if which == "tilize" else from_row_major_bytes(
+            sim.read_pages(dst, 0, dst.num_pages), fp32, x.shape)
+    finally:
+        sim.free(src)
+        sim.free(dst)
+    np.testing.assert_array_equal(out, x)

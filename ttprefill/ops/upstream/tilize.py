@@ -7,7 +7,7 @@ Compute kernels (ttnn 0.81.1, data_movement/):
 both through ttnn's kernel_lib helpers (tilize_helpers / untilize_helpers), as the multi-core interleaved
 factories set them up: one block is 32 rows of the tensor's full width (Wt tiles), CBs c_0 and c_16 hold
 one block each in the input's and output's format, blocks split over cores with split_work_to_cores, fp32
-DST when the data is Float32.
+DST and the input CB in UnpackToDestFp32 mode when the data is Float32 (Float32 values reach DST whole).
 
 The factories' readers and writers move row-major data as sticks (one page per row), which DeviceTensor
 (tiled pages only) cannot hold. Here a block of 32 rows is stored as Wt tile-sized pages of its row-major
@@ -29,6 +29,7 @@ from ttprefill.device.program import (
     MathFidelity,
     Program,
     Role,
+    float32_cbs,
 )
 
 from . import kernel_path
@@ -39,7 +40,6 @@ TILIZE = "data_movement/tilize/device/kernels/compute/tilize.cpp"
 UNTILIZE = "data_movement/untilize/device/kernels/compute/untilize.cpp"
 CB_IN, CB_OUT = 0, 16
 TILE = 32
-_DTYPES = {DataFormat.Float16_b: None, DataFormat.Float32: np.float32}
 
 
 def row_major_bytes(x: np.ndarray, fmt: DataFormat) -> np.ndarray:
@@ -82,7 +82,8 @@ def _program(source, src, dst, ct_args, *, grid, name) -> Program:
     for count in sorted({n for _, n, _ in work}, reverse=True):
         group = CoreRangeSet.of([c for c, n, _ in work if n == count])
         computes.append(Kernel(kernel_path(source), Role.COMPUTE, group, ct_args(count, wt),
-                               compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32)))
+                               compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32,
+                                                            unpack_to_dest_fp32=float32_cbs(cbs, [CB_IN]))))
     return Program(kernels=[reader, writer, *computes], circular_buffers=cbs, name=name)
 
 
