@@ -212,3 +212,11 @@ def test_write_zeros_to_l1_and_dram(sim):
     finally:
         sim.free(src)
         sim.free(dst)
+
+
+def test_args_by_l1_address(sim):
+    cores = CoreRangeSet.of([CoreCoord(0, 0), CoreCoord(1, 0)])
+    kernels = [Kernel(TEST_KERNELS / "arg_addr_probe.cpp", role, cores, common_runtime_args=[7, 8, 9],
+                      runtime_args={c: [3, 10 + c.x + k, 20, 30 + k] for c in cores.cores()})
+               for k, role in enumerate((Role.RISCV_0, Role.RISCV_1))]
+    sim.run(Program(kernels=kernels, name="arg_addr"))

@@ -23,6 +23,15 @@ constexpr uint64_t kQuantumCycles = 2000;
 uint32_t noc_x_of(uint64_t a) { return uint32_t((a >> kNocAddrBits) & 0x3f); }
 uint32_t noc_y_of(uint64_t a) { return uint32_t((a >> (kNocAddrBits + 6)) & 0x3f); }
 uint64_t noc_local_of(uint64_t a) { return a & kNocLocalMask; }
+// Where each kernel's runtime args (then its common args) are copied in its core's L1 at the start of a
+// run, for get_arg_addr: a region per processor in the firmware area between the semaphores and the
+// circular buffers, as tt-metal keeps them in the kernel config buffer there. tt-metal caps a kernel's
+// args at 341 words, which each half holds.
+constexpr uint32_t kArgsL1Offset = 4096, kArgsL1RegionBytes = 4096;
+constexpr size_t kArgsL1Words = kArgsL1RegionBytes / 2 / 4;
+uint32_t args_l1_offset(RoleKind role, bool common) {
+    return kArgsL1Offset + uint32_t(role) * kArgsL1RegionBytes + (common ? kArgsL1RegionBytes / 2 : 0);
+}
 uint64_t encode_noc(uint32_t x, uint32_t y, uint64_t local) {
     return (uint64_t(y) << (kNocAddrBits + 6)) | (uint64_t(x) << kNocAddrBits) | (local & kNocLocalMask);
 }
@@ -159,6 +168,19 @@ void Scheduler::setup(const ProgramSpec& program) {
             auto a = k.runtime_args.find(xy);
             static const std::vector<uint32_t> kNoArgs;
             f->args = a == k.runtime_args.end() ? &kNoArgs : &a->second;
+            // A copy of the kernel's args in its core's L1, for get_arg_addr (see kArgsL1Offset).
+            for (const CircularBuffer& cb : f->core->cbs) {
+                if (cb.configured && cb.l1_offset < kArgsL1Offset + 3 * kArgsL1RegionBytes) {
+                    throw SimError("circular buffer at L1 offset " + std::to_string(cb.l1_offset) +
+                                   " overlaps the kernels' runtime args, which the simulator keeps at [" +
+                                   std::to_string(kArgsL1Offset) + ", " +
+                                   std::to_string(kArgsL1Offset + 3 * kArgsL1RegionBytes) + ")");
+                }
+            }
+            uint8_t* args_l1 = f->core->l1 + args_l1_offset(k.role, false);
+            std::memcpy(args_l1, f->args->data(), 4 * std::min<size_t>(f->args->size(), kArgsL1Words));
+            std::memcpy(args_l1 + (args_l1_offset(k.role, true) - args_l1_offset(k.role, false)), k.common_args.data(),
+                        4 * std::min<size_t>(k.common_args.size(), kArgsL1Words));
             if (k.role == RoleKind::Compute) f->compute = std::make_unique<ComputeState>();
             if (stack_pool_.size() < size_t(id)) {
                 void* s = mmap(nullptr, kFiberGuardBytes + kFiberStackBytes, PROT_NONE,
@@ -414,8 +436,16 @@ uint32_t Scheduler::common_arg(int index) {
     return f.spec->common_args[index];
 }
 
-uint32_t Scheduler::arg_address(int, bool) {
-    raise("get_arg_addr: runtime args do not live in simulated L1; use get_arg_val");
+uint32_t Scheduler::arg_address(int index, bool common) {
+    Fiber& f = me();
+    const size_t n = common ? f.spec->common_args.size() : f.args->size();
+    const char* what = common ? "get_common_arg_addr" : "get_arg_addr";
+    if (index < 0 || size_t(index) >= n) {
+        raise(std::string(what) + "(" + std::to_string(index) + "): index past the " + std::to_string(n) +
+              (common ? " common runtime args set" : " runtime args set for this core"));
+    }
+    if (size_t(index) >= kArgsL1Words) raise(std::string(what) + ": more args than the L1 copy holds");
+    return f.core->l1_base + args_l1_offset(f.spec->role, common) + 4 * uint32_t(index);
 }
 
 // ---------------------------------------------------------------- circular buffers

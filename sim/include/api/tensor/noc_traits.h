@@ -53,3 +53,49 @@ struct noc_traits_t<tensor_accessor::AccessorPage<Accessor>> {
         return dst.accessor().get_noc_addr(dst.page_id(), args.offset_bytes, noc.get_noc_id());
     }
 };
+
+// Endpoints that address a page through something that resolves page ids: a type-erased accessor or a
+// PageView (a page id and a byte offset), and a ShardView (a shard id; sharded tensors only).
+namespace ttsim::detail {
+template <typename Endpoint, typename IdArgs, typename Resolve>
+struct ByIdNocTraits {
+    using src_args_type = IdArgs;
+    using dst_args_type = IdArgs;
+    template <Noc::AddressType address_type>
+    static uint64_t src_addr(const Endpoint& src, const Noc& noc, const IdArgs& args) {
+        static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
+        return Resolve::addr(src, args, noc.get_noc_id());
+    }
+    template <Noc::AddressType address_type>
+    static uint64_t dst_addr(const Endpoint& dst, const Noc& noc, const IdArgs& args) {
+        static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
+        return Resolve::addr(dst, args, noc.get_noc_id());
+    }
+};
+struct PageIdArgs {
+    uint32_t page_id{};
+    uint32_t offset_bytes = 0;
+};
+struct ShardIdArgs {
+    uint32_t shard_id{};
+    uint32_t offset_bytes = 0;
+};
+struct ResolvePage {
+    template <typename E>
+    static uint64_t addr(const E& e, const PageIdArgs& a, uint8_t noc) { return e.get_noc_addr(a.page_id, a.offset_bytes, noc); }
+};
+struct ResolveShard {
+    template <typename E>
+    static uint64_t addr(const E& e, const ShardIdArgs& a, uint8_t noc) { return e.get_noc_addr(a.shard_id, a.offset_bytes, noc); }
+};
+}  // namespace ttsim::detail
+
+template <>
+struct noc_traits_t<AbstractTensorAccessorWrapper>
+    : ttsim::detail::ByIdNocTraits<AbstractTensorAccessorWrapper, ttsim::detail::PageIdArgs, ttsim::detail::ResolvePage> {};
+template <typename Accessor>
+struct noc_traits_t<PageView<Accessor>>
+    : ttsim::detail::ByIdNocTraits<PageView<Accessor>, ttsim::detail::PageIdArgs, ttsim::detail::ResolvePage> {};
+template <typename Accessor>
+struct noc_traits_t<ShardView<Accessor>>
+    : ttsim::detail::ByIdNocTraits<ShardView<Accessor>, ttsim::detail::ShardIdArgs, ttsim::detail::ResolveShard> {};

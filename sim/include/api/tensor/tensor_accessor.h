@@ -6,8 +6,11 @@
 // Helper functions that take an accessor must therefore be templates, exactly as on the device.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "api/tensor/tensor_accessor_args.h"
 #include "api/tensor/pages_address_iterator.h"
@@ -103,3 +106,85 @@ struct is_tensor_accessor : std::false_type {};
 template <typename D>
 struct is_tensor_accessor<TensorAccessor<D>> : std::true_type {};
 }  // namespace ttsim::detail
+
+// Accessors for a tuple of args, their addresses in consecutive runtime args from address_rt_arg_index_start.
+namespace tensor_accessor::detail {
+template <typename... Args, uint32_t... Indexes>
+auto make_tensor_accessor_tuple(const std::tuple<Args...>& args, uint32_t address_rt_arg_index_start,
+                                std::integer_sequence<uint32_t, Indexes...>) {
+    return std::make_tuple(TensorAccessor(std::get<Indexes>(args), TTSIM->arg(int(address_rt_arg_index_start + Indexes)))...);
+}
+}  // namespace tensor_accessor::detail
+
+template <typename... Args>
+auto make_tensor_accessor_tuple(const std::tuple<Args...>& args, uint32_t address_rt_arg_index_start) {
+    return tensor_accessor::detail::make_tensor_accessor_tuple(args, address_rt_arg_index_start,
+                                                               std::make_integer_sequence<uint32_t, sizeof...(Args)>());
+}
+
+// Accessors for a Metal 2.0 binding sequence.
+template <typename... Tokens>
+auto make_tensor_accessors(const std::tuple<Tokens...>& tokens) {
+    return std::apply([](const auto&... toks) { return std::make_tuple(TensorAccessor(toks)...); }, tokens);
+}
+
+// A type-erased accessor, so accessors of different types can sit in one array. It points at the
+// accessor it wraps, which must outlive it.
+class AbstractTensorAccessorWrapper {
+public:
+    AbstractTensorAccessorWrapper() = default;
+
+    template <typename Accessor>
+    AbstractTensorAccessorWrapper(const Accessor& accessor) :
+        accessor_ptr_(&accessor), get_noc_addr_fn_([](const void* a, uint32_t page, uint32_t offset, uint8_t noc) {
+            return static_cast<const Accessor*>(a)->get_noc_addr(page, offset, noc);
+        }) {}
+
+    uint64_t get_noc_addr(uint32_t page_idx, uint32_t offset = 0, uint8_t noc = noc_index) const {
+        return get_noc_addr_fn_(accessor_ptr_, page_idx, offset, noc);
+    }
+
+private:
+    using GetNocAddrFn = uint64_t (*)(const void*, uint32_t, uint32_t, uint8_t);
+    const void* accessor_ptr_ = nullptr;
+    GetNocAddrFn get_noc_addr_fn_ = nullptr;
+};
+
+namespace tensor_accessor::detail {
+template <typename... Accessors, uint32_t... Indexes>
+auto make_abstract_tensor_accessor_wrappers(const std::tuple<Accessors...>& accessors,
+                                            std::integer_sequence<uint32_t, Indexes...>)
+    -> std::array<AbstractTensorAccessorWrapper, sizeof...(Accessors)> {
+    return {AbstractTensorAccessorWrapper(std::get<Indexes>(accessors))...};
+}
+}  // namespace tensor_accessor::detail
+
+template <typename... Accessors>
+auto make_abstract_tensor_accessor_wrappers(const std::tuple<Accessors...>& accessors) {
+    return tensor_accessor::detail::make_abstract_tensor_accessor_wrappers(
+        accessors, std::make_integer_sequence<uint32_t, sizeof...(Accessors)>());
+}
+
+// Views of an accessor for the Noc calls: by page, or by shard (sharded tensors only).
+template <typename Accessor>
+struct PageView {
+    const Accessor& accessor;
+    explicit PageView(const Accessor& acc) : accessor(acc) {}
+    uint64_t get_noc_addr(uint32_t page_id, uint32_t offset, uint8_t noc) const {
+        return accessor.get_noc_addr(page_id, offset, noc);
+    }
+};
+
+template <typename Accessor>
+struct ShardView {
+    const Accessor& accessor;
+    explicit ShardView(const Accessor& acc) : accessor(acc) {}
+    bool is_local_shard(uint32_t, uint8_t) const {
+        TTSIM->fail("ShardView", "not modeled by the simulator: sharded tensors");
+        return false;
+    }
+    uint64_t get_noc_addr(uint32_t, uint32_t, uint8_t) const {
+        TTSIM->fail("ShardView", "not modeled by the simulator: sharded tensors");
+        return 0;
+    }
+};

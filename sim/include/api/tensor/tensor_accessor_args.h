@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 
 #include "api/compile_time_args.h"
 
@@ -46,3 +47,22 @@ struct TensorAccessorArgs {
     static constexpr uint32_t next_common_runtime_args_offset() { return CRTA_OFFSET; }
     constexpr uint32_t get_aligned_page_size() const { return AlignedPageSize; }
 };
+
+// The args of NUM_TENSORS accessors laid out one after another from CTA_OFFSET, as a tuple.
+namespace tensor_accessor::detail {
+template <uint32_t NUM_TENSORS, uint32_t CTA_OFFSET>
+constexpr auto chained_tensor_accessor_args() {
+    if constexpr (NUM_TENSORS == 0) {
+        return std::tuple<>();
+    } else {
+        using First = TensorAccessorArgs<CTA_OFFSET>;
+        return std::tuple_cat(std::make_tuple(First()),
+                              chained_tensor_accessor_args<NUM_TENSORS - 1, First::next_compile_time_args_offset()>());
+    }
+}
+}  // namespace tensor_accessor::detail
+
+template <uint32_t NUM_TENSORS, uint32_t CTA_OFFSET>
+constexpr auto make_tensor_accessor_args_tuple() {
+    return tensor_accessor::detail::chained_tensor_accessor_args<NUM_TENSORS, CTA_OFFSET>();
+}
