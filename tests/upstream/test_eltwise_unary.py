@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from simkit import bf16
 from ttprefill.device.program import DataFormat
 from ttprefill.ops.upstream import eltwise
 from ttprefill.reference.metrics import pcc
@@ -62,6 +63,23 @@ def test_int32_input_is_exact(sim, name):
     y, _ = eltwise.run_unary(sim, [op], x, fmt=DataFormat.Int32)
     assert y.dtype == np.int32
     np.testing.assert_array_equal(y, op.reference(x.astype(np.int64)).astype(np.int32))
+
+
+def test_typecast_float32_to_int32_truncates(sim):
+    # values exact in TF32 (copy_tile passes srcA), both signs, and two that saturate
+    x = np.float32(np.random.default_rng(9).integers(-2**10, 2**10, (32, 64))) * np.float32(2.0**-3)
+    x[0, :2] = [3e9, -3e9]
+    op = eltwise.typecast_op(DataFormat.Float32, DataFormat.Int32)
+    y, _ = eltwise.run_unary(sim, [op], x, fmt=DataFormat.Float32, out_fmt=DataFormat.Int32)
+    ref = np.clip(np.trunc(x.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
+    np.testing.assert_array_equal(y, ref)
+
+
+def test_typecast_int32_to_bf16_rounds_to_nearest(sim):
+    x = np.random.default_rng(10).integers(-2**30, 2**30, (32, 64)).astype(np.int32)
+    op = eltwise.typecast_op(DataFormat.Int32, DataFormat.Float16_b)
+    y, _ = eltwise.run_unary(sim, [op], x, fmt=DataFormat.Int32, out_fmt=DataFormat.Float16_b)
+    np.testing.assert_array_equal(y, bf16(x.astype(np.float32)))
 
 
 def test_work_split_over_cores_gives_the_same_result(sim):

@@ -113,9 +113,11 @@ def block_defines(chain: list[UnaryOp], input_format: DataFormat, idst: str = "0
 def unary_sfpu_program(src, dst, chain: list[UnaryOp], *, grid: tuple[int, int] = (1, 1),
                        fp32_dest_acc_en: bool | None = None) -> Program:
     """ttnn's eltwise unary program for interleaved tiled tensors running `chain` on every tile.
-    fp32 DST follows the factory's rule by default: on for Float32 and 32-bit integer inputs."""
+    fp32 DST follows the factory's rule by default: on when the input or the output is Float32 or a
+    32-bit integer format."""
     if fp32_dest_acc_en is None:
-        fp32_dest_acc_en = src.data_format in (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
+        wide = (DataFormat.Float32, DataFormat.Int32, DataFormat.UInt32)
+        fp32_dest_acc_en = src.data_format in wide or dst.data_format in wide
     name = "upstream_unary_" + "_".join(op.name for op in chain)
     return unary_interleaved_program(src, dst, grid=grid, defines=block_defines(chain, src.data_format),
                                      fp32_dest_acc_en=fp32_dest_acc_en, name=name)
@@ -129,11 +131,17 @@ def sample_input(op: UnaryOp, shape: tuple[int, ...], seed: int = 0) -> np.ndarr
     return round_to_bf16(x)
 
 
+def typecast_op(src: DataFormat, dst: DataFormat) -> UnaryOp:
+    """ttnn.typecast as the factory emits it: typecast_tile<in, out> with tt::DataFormat values."""
+    return UnaryOp(f"typecast_{src.name}_{dst.name}", "TYPECAST", f"typecast_tile_init<{int(src)}u, {int(dst)}u>();",
+                   f"typecast_tile<{int(src)}u, {int(dst)}u>({{idst}});", lambda x: x)
+
+
 def run_unary(device, chain: list[UnaryOp], x: np.ndarray, fmt: DataFormat = DataFormat.Float16_b,
-              grid: tuple[int, int] = (1, 1)):
+              grid: tuple[int, int] = (1, 1), out_fmt: DataFormat | None = None):
     """Upload x, run the program, return (output, run report)."""
     src = device.upload(x, fmt)
-    dst = device.allocate(x.shape, fmt)
+    dst = device.allocate(x.shape, out_fmt or fmt)
     try:
         report = device.run(unary_sfpu_program(src, dst, chain, grid=grid))
         return device.download(dst), report
