@@ -2,8 +2,10 @@
 // KernelApi::sfpu_eltwise). A header writes the element function as plain C++ next to its API call:
 //
 //   inline float sin_value(float x, const uint32_t*) { return std::sin(x); }
-//   ALWI void sin_tile(uint32_t idst) { ttsim::sfpu::unary<sin_value>("sin_tile", "sin_tile_init", cost, idst); }
+//   ALWI void sin_tile_init() { ttsim::sfpu::setup("sine"); }
+//   ALWI void sin_tile(uint32_t idst) { ttsim::sfpu::unary<sin_value>("sin_tile", "sine", cost, idst); }
 //
+// The set-up name ties a call to its init (several inits may share one, as on the device).
 // Float functions see DST's value (fp32; the simulator rounds the result to bf16 unless DST is
 // fp32); word functions see DST's raw 32-bit words (integer data) and their result is kept as is.
 #pragma once

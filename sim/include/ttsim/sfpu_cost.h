@@ -21,8 +21,8 @@ constexpr uint64_t kExp = 71 * 8;
 constexpr uint64_t kRecip = 1060;
 // sqrt / rsqrt ~550-870 cycles a tile (tt-metal PR #54317, derived), midpoint.
 constexpr uint64_t kSqrt = 710;
-// log: two accurate exps' worth, as the simulator's SfpuOp model has it (estimate: range reduction plus a
-// degree ~5 polynomial, 300-1,200 cycles).
+// log: two accurate exps' worth, the simulator's figure for it since its first SFPU model (estimate:
+// range reduction plus a degree ~5 polynomial, 300-1,200 cycles).
 constexpr uint64_t kLog = 2 * kExp;
 // Estimate: a polynomial of degree ~7-12 by Horner's rule plus range reduction (sin, cos, tan, atan,
 // erf, tanh, gelu's CDF polynomial): ~12-25 instructions per pass, 384-800 cycles; 600 taken.
