@@ -31,8 +31,10 @@ namespace {
 // The scheduler whose run is on thread g_tid (Device::run serialises runs, so there is at most one).
 Scheduler* volatile g_active = nullptr;
 volatile pid_t g_tid = 0;
-const int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
-struct sigaction g_old_fault[4];
+// SIGABRT too: a failed assert or std::terminate in a kernel aborts on the kernel's fiber.
+const int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+constexpr int kNumFaultSignals = 5;
+struct sigaction g_old_fault[kNumFaultSignals];
 struct sigaction g_old_tick;
 stack_t g_old_altstack;
 // The signal that the spin timer raises: a real-time signal nothing else in the process uses.
@@ -49,6 +51,7 @@ const char* signal_name(int sig) {
         case SIGBUS: return "SIGBUS (misaligned or unmapped memory access)";
         case SIGILL: return "SIGILL (illegal instruction)";
         case SIGFPE: return "SIGFPE (arithmetic fault, e.g. an integer division by zero)";
+        case SIGABRT: return "SIGABRT (abort: a failed assert, std::abort or an uncaught non-std exception)";
     }
     return "signal";
 }
@@ -64,7 +67,7 @@ void Scheduler::on_fault_signal(int sig, siginfo_t* info, void* uctx) {
     if (!f || sp < lo || sp >= hi) {
         // Not a kernel's fault: put back the previous handler and return; the faulting instruction runs
         // again and faults under it (Python's faulthandler, or the default core dump).
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < kNumFaultSignals; ++i)
             if (kFaultSignals[i] == sig) sigaction(sig, &g_old_fault[i], nullptr);
         return;
     }
@@ -95,14 +98,22 @@ void Scheduler::on_tick_signal(int, siginfo_t*, void* uctx) {
     if (seen != s->tick_switches_) {
         s->tick_switches_ = seen;
         s->still_ticks_ = 0;
-        return;
+    } else {
+        ++s->still_ticks_;
     }
     Fiber* f = s->current_;
-    if (++s->still_ticks_ < 2 || !f || f->state != FiberState::Ready) return;
+    const bool spinning = s->still_ticks_ >= 2;
+    if (!(spinning || s->watchdog_fired_) || !f || f->state != FiberState::Ready) return;
     // Only code of the kernel itself is preempted: simulator or C library code may be half-way through
     // changing shared state or hold a lock that the scheduler's context would then take.
     const uintptr_t sp = sp_of(uctx);
     if (!s->pc_in_kernel(pc_of(uctx), *f) || sp < uintptr_t(f->stack) || sp >= uintptr_t(f->stack) + kFiberStackBytes) return;
+    if (s->watchdog_fired_) {
+        // A kernel looping on API calls that move nothing (and that do not yield): hand control to the
+        // scheduler, which stops the run with every core's state.
+        swapcontext(&f->ctx, &s->main_ctx_);
+        return;
+    }
     s->still_ticks_ = 0;
     f->state = FiberState::Spinning;
     f->spin_mark = s->steps_;
@@ -164,7 +175,7 @@ void Scheduler::arm_guards() {
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, tick_signal());
-    for (int i = 0; i < 4; ++i) sigaction(kFaultSignals[i], &sa, &g_old_fault[i]);
+    for (int i = 0; i < kNumFaultSignals; ++i) sigaction(kFaultSignals[i], &sa, &g_old_fault[i]);
     // The tick runs on the fiber's stack (no SA_ONSTACK), so that it can switch away from it.
     struct sigaction tick{};
     tick.sa_sigaction = &Scheduler::on_tick_signal;
@@ -197,7 +208,7 @@ void Scheduler::disarm_guards() {
     g_active = nullptr;
     // A tick may still be pending; its handler sees no active scheduler and returns.
     sigaction(tick_signal(), &g_old_tick, nullptr);
-    for (int i = 0; i < 4; ++i) sigaction(kFaultSignals[i], &g_old_fault[i], nullptr);
+    for (int i = 0; i < kNumFaultSignals; ++i) sigaction(kFaultSignals[i], &g_old_fault[i], nullptr);
     sigaltstack(&g_old_altstack, nullptr);
 }
 

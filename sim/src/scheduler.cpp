@@ -767,6 +767,13 @@ void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
 void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     ++counters_.api_calls;
     uint32_t src_off = l1_offset_of(src_local, size, "noc_async_write (source)");
+    // Sending L1 that a read of this RISC's is still filling: the bytes sent would be whatever was there.
+    for (const auto& [a, b] : me().pending_reads) {
+        if (a < src_off + size && b > src_off) {
+            raise("noc_async_write: its source (L1 offset " + std::to_string(src_off) + ", " + std::to_string(size) +
+                  " bytes) is still being filled by a noc_async_read: call noc_async_read_barrier first");
+        }
+    }
     uint32_t x = noc_x_of(dst), y = noc_y_of(dst);
     uint8_t* to;
     uint64_t latency;

@@ -98,6 +98,11 @@ def test_pop_before_write_barrier(sim, tensors):
           r"cb_pop_front\(16, 1\): a noc_async_write from the popped pages .* has not completed", "writer_no_barrier.cpp")
 
 
+def test_write_from_l1_a_read_is_still_filling(sim, tensors):
+    fails(sim, pipeline(sim, tensors, reader="reader_forward_no_barrier.cpp"),
+          r"noc_async_write: its source .* is still being filled by a noc_async_read", "reader_forward_no_barrier.cpp")
+
+
 # ---------------------------------------------------------------- where NoC transfers land
 
 def test_read_past_the_reserved_page(sim, tensors):
@@ -127,6 +132,7 @@ def test_read_of_bank_padding(sim, tensors):
     ("stack_overflow.cpp", [0, 0, 0], r"stack overflow: the kernel's stack went past the 1024 KiB"),
     ("l1_past_end.cpp", [0, 0, 0], r"crashed with SIGSEGV .* \(64 bytes past the end of core \(0,0\)'s 1499136-byte L1\)"),
     ("divide_by_zero.cpp", [0, 0, 7], r"crashed with SIGFPE"),
+    ("failed_assert.cpp", [0], r"crashed with SIGABRT"),
 ])
 def test_crash_is_reported_and_the_process_survives(sim, tensors, kernel, args, pattern):
     fails(sim, pipeline(sim, tensors, writer=kernel, writer_args=args), pattern, kernel)
@@ -151,6 +157,17 @@ def test_watchdog_on_modeled_cycles(sim, tensors):
     finally:
         sim.watchdog = saved
     assert "blocked in cb_reserve_back(cb 16" in msg, msg
+
+
+def test_watchdog_on_cpu_time(sim, tensors):
+    saved = dict(sim.watchdog)
+    sim.watchdog["watchdog_seconds"] = 0.2
+    try:
+        msg = fails(sim, pipeline(sim, tensors, writer="arg_loop.cpp", writer_args=[0]),
+                    r"watchdog: tile_op made no CB, NoC or semaphore progress for 0.2\d* s", "arg_loop.cpp")
+    finally:
+        sim.watchdog = saved
+    assert re.search(r"riscv_0 .*arg_loop.cpp at cycle \d+: running", msg), msg
 
 
 def test_volatile_poll_of_a_semaphore_works(sim, tensors):
