@@ -218,7 +218,8 @@ class Harness:
                 raise
             return None
         self.hits[request.request_id] = hit.num_tokens
-        return Admission(hit.num_tokens, reservation.checkpoint_positions, reservation)
+        # begin() may serve less than the hit (it gives a hit up rather than refuse): what it reserved counts.
+        return Admission(reservation.hit_tokens, reservation.checkpoint_positions, reservation)
 
     def check_hit(self, hit, tokens) -> None:
         for position in range(hit.num_tokens):
@@ -389,7 +390,7 @@ class SchedulerMachine(RuleBasedStateMachine):
         """A request that waited for another's prefix must now find it in the cache."""
         awaited = self.waited.get(request.request_id)
         stats = self.cache.stats()
-        if awaited is None or stats.evicted_blocks or stats.dropped_checkpoints:
+        if awaited is None or stats.evicted_blocks or stats.dropped_checkpoints or stats.dropped_hits:
             return
         other, target = awaited
         if self.finished_upto.get(other, 0) >= target:
