@@ -7,6 +7,14 @@ import pytest
 
 from simkit import bf16, run_tile_op
 from ttprefill.device.program import DataFormat, MathFidelity
+from ttprefill.device.sim_device import model_costs
+
+# Every unpack, math and pack call costs this fixed overhead on top of its data-rate cycles, and every init
+# or reconfig call site INIT on each pipeline it reprograms (timing.h). tests/kernels/compute_op.cpp calls
+# its inits inside the per-tile zone: copy_init and the FPU inits reprogram unpack and math, an SFPU init
+# math, the pack thread's exp init the packer.
+LLK = model_costs()["llk_call"]
+INIT = model_costs()["init_site"]
 
 RNG = np.random.default_rng(1234)
 A = RNG.standard_normal((64, 96)).astype(np.float32)
@@ -186,12 +194,12 @@ def test_sfpu_broadcast_binary(sim, direction, op, fn):
 
 
 def test_copy_dest_values(sim):
-    # DST[0] <- DST[1] on the SFPU, bit for bit (fp32 DST), one simple SFPU pass (32 cycles).
+    # DST[0] <- DST[1] on the SFPU, bit for bit (fp32 DST), one simple SFPU pass (32 cycles); three math calls.
     out = run_tile_op(sim, {"OP_SFPU_BINARY": "1", "SFPU_INIT": "copy_dest_values_init",
                             "SFPU_CALL(a, b, o)": "copy_dest_values<DataFormat::Float32>(b, o)"}, A, B)
     close(out, bf16(B), 0, 0)
     zone = sim.last_report.zones["tile"]
-    assert zone["math"] == (8 + 8 + 32) * (A.size // 1024)  # two copy_tile datacopies, then the SFPU copy
+    assert zone["math"] == (8 + 8 + 32 + 3 * LLK + 3 * INIT) * (A.size // 1024)  # two copy_tile datacopies, then the SFPU copy
 
 
 @pytest.mark.parametrize("mode,faces", [("VectorMode::R", (0, 1)), ("VectorMode::C", (0, 2)), ("VectorMode::RC", (0, 1, 2, 3))])
@@ -207,7 +215,7 @@ def test_sfpu_vector_modes(sim, mode, faces):
             want[r:r + 16, c:c + 16] = 1 / x[r:r + 16, c:c + 16]
     close(out, want, rtol=1e-6, atol=0)
     zone = sim.last_report.zones["tile"]
-    assert zone["math"] == (8 + 1060 * len(faces) // 4) * (POS.size // 1024)
+    assert zone["math"] == (8 + 1060 * len(faces) // 4 + 2 * LLK + 2 * INIT) * (POS.size // 1024)
 
 
 def test_exp_on_the_pack_thread(sim):
@@ -216,7 +224,7 @@ def test_exp_on_the_pack_thread(sim):
     close(out, np.exp(bf16(A).astype(np.float64)), rtol=1e-5, atol=1e-6)
     zone = sim.last_report.zones["tile"]
     tiles = A.size // 1024
-    assert zone["pack"] == (64 + 71 * 8) * tiles and zone["math"] == 8 * tiles
+    assert zone["pack"] == (64 + LLK + 71 * 8 + INIT) * tiles and zone["math"] == (8 + LLK + INIT) * tiles
 
 
 def test_profiler_zone_figures(sim):
@@ -226,7 +234,8 @@ def test_profiler_zone_figures(sim):
     zone = report.zones["tile"]
     tiles = A.size // 1024
     assert zone["entries"] == tiles
-    assert zone["unpack"] == 32 * tiles and zone["pack"] == 64 * tiles and zone["math"] == 8 * tiles
+    assert zone["unpack"] == (32 + LLK + INIT) * tiles and zone["pack"] == (64 + LLK) * tiles
+    assert zone["math"] == (8 + LLK + INIT) * tiles
     assert zone["elapsed"] >= zone["pack"]
 
 
@@ -237,9 +246,9 @@ def test_unpackers_run_side_by_side(sim, fmt, tile_bytes):
     # a copy uses unpacker 0 alone at 64 B/cycle.
     tiles = A.size // 1024
     run_tile_op(sim, {"OP_MATMUL": "1", "MATMUL_TRANSPOSE": "0"}, A, B[:32, :32], resident_b=1, in_format=fmt)
-    assert sim.last_report.zones["tile"]["unpack"] == -(-2 * tile_bytes // 80) * tiles
+    assert sim.last_report.zones["tile"]["unpack"] == (-(-2 * tile_bytes // 80) + LLK + INIT) * tiles
     run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=fmt)
-    assert sim.last_report.zones["tile"]["unpack"] == tile_bytes // 64 * tiles
+    assert sim.last_report.zones["tile"]["unpack"] == (tile_bytes // 64 + LLK + INIT) * tiles
 
 
 def test_bf16_dest_rounds_results(sim):

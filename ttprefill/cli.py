@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--peer", action="store_true",
                        help="attention, gdn: also run tt-metal's own kernel for the same shape (sdpa, "
                             "chunk_gated_delta_rule) at every cost setting; report both and the speedup as bands")
-    bench.add_argument("--costs", default=None, choices=["low", "central", "high", "v1"],
+    bench.add_argument("--costs", default=None, choices=["low", "central", "high"],
                        help="simulator: the timing model's uncertain costs at the low end, central value or high end "
                             "of their ranges (docs/TIMING.md)")
     bench.set_defaults(func=cmd_bench)

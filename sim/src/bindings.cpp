@@ -177,6 +177,17 @@ PYBIND11_MODULE(_sim, m) {
 
     m.def("tile_bytes", [](int fmt) { return tile_bytes(DataFormat(fmt)); });
     m.attr("timing_model_version") = timing::kModelVersion;
+    m.def("timing_costs", [](int setting) {
+        const timing::Costs& c = timing::costs(timing::CostSetting(setting));
+        py::dict d;
+        d["init_site"] = c.init_site;
+        d["llk_call"] = c.llk_call;
+        d["matmul_tile_extra"] = c.matmul_tile_extra;
+        d["dram_efficiency"] = c.dram_efficiency;
+        d["dram_latency"] = c.dram_latency;
+        d["l1_latency"] = c.l1_latency;
+        return d;
+    });
     m.def("pack_tile", [](int fmt, py::array_t<float, py::array::c_style | py::array::forcecast> values) {
         auto v = as_floats(values, TILE_ELEMS, "pack_tile");
         uint32_t n = tile_bytes(DataFormat(fmt));

@@ -80,7 +80,7 @@ struct ProgramSpec {
     std::vector<SemaphoreSpec> semaphores;
     bool timing_only = false;  // run control flow, CB traffic and costs; skip tile arithmetic
     bool trace = false;        // record per-fiber spans (busy work and waits) for a Chrome trace
-    int cost_setting = 3;      // timing::CostSetting: which end of the uncertain costs' ranges to charge
+    int cost_setting = 1;      // timing::CostSetting: which end of the uncertain costs' ranges (central)
     // Fault guards (docs/faults.md). Where circular buffers may start: below it (above the semaphores)
     // is the firmware's, which no NoC write may touch; 0 means the lowest CB on each core.
     uint32_t l1_reserved = 0;

@@ -713,7 +713,7 @@ uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency, boo
     // Small transfers use the link less efficiently (tt-npe's per-size rates): they cost the port
     // as many link cycles as their size at their own rate. A core's DRAM traffic has a lower ceiling.
     double rate = timing::noc_bytes_per_cycle(size);
-    if (dram_bank >= 0 && costs().core_dram_cap)
+    if (dram_bank >= 0)
         rate = std::min(rate, write ? timing::kCoreDramWriteBytesPerCycle : timing::kCoreDramReadBytesPerCycle);
     double link_bytes = double(size) * timing::kNocLinkBytesPerCycle / rate;
     uint64_t done = port_ledger_[core_index][noc].reserve(f.clock, link_bytes);

@@ -39,8 +39,7 @@ constexpr uint64_t kSfpuSimpleTileCycles = sfpu_cost::kSimple;
 constexpr uint64_t kSfpuExpTileCycles = sfpu_cost::kExp;
 constexpr uint64_t kSfpuExpApproxTileCycles = sfpu_cost::kExpApprox;
 
-// NoC (tt-npe device_models/wormhole_b0): read latency 70-270 cycles by distance; 9 cycles a hop.
-constexpr uint64_t kNocBaseLatency = 70;
+// NoC: 9 cycles a hop (tt-npe device_models/wormhole_b0); the latencies themselves are measured (Costs below).
 constexpr uint64_t kNocCyclesPerHop = 9;
 // Per-transfer rate by size (tt-npe), bytes per cycle.
 inline double noc_bytes_per_cycle(uint32_t size) {
@@ -52,8 +51,6 @@ inline double noc_bytes_per_cycle(uint32_t size) {
 }
 // NoC link: 30 B/cycle (tt-npe's link model; ~32 B/cycle per link in the ISA doc).
 constexpr double kNocLinkBytesPerCycle = 30.0;
-// DRAM: 12 channels; 22.2 GB/s measured reads per channel (DRAMTile/README.md) = 22.2 B/cycle at 1 GHz.
-constexpr double kDramChannelBytesPerCycle = 22.2;
 
 // Issuing a NoC command or touching a circular buffer's registers: a handful of RISC-V cycles
 // (not sourced: a small fixed overhead so loops of calls are not free).
@@ -68,8 +65,8 @@ constexpr const char* kModelVersion = "2.0";
 
 // Costs that no Wormhole measurement pins down are a range (docs/TIMING.md, "Cost settings"): a run
 // takes every one of them at its low end, its central value or its high end, so a headline figure is a
-// band rather than one number. kV1 reproduces model 1 (these costs at zero), kept for comparison.
-enum class CostSetting : int { Low = 0, Central = 1, High = 2, V1 = 3 };
+// band rather than one number. Central is the default.
+enum class CostSetting : int { Low = 0, Central = 1, High = 2 };
 
 struct Costs {
     // One *_init / reconfig_data_format / compute_kernel_hw_startup call site, on each TRISC thread it
@@ -93,8 +90,6 @@ struct Costs {
     // latency is what remains of those once this model's issue and transfer cycles are taken off.
     uint64_t dram_latency;
     uint64_t l1_latency;
-    // Whether one core's DRAM traffic is held to kCoreDram{Read,Write}BytesPerCycle (model 2 onwards).
-    bool core_dram_cap;
 };
 
 constexpr double kDramChannelPeakBytesPerCycle = 24.0;  // 24 GB/s per channel (DRAMTile/README.md)
@@ -106,15 +101,12 @@ constexpr double kCoreDramReadBytesPerCycle = 22.2;
 constexpr double kCoreDramWriteBytesPerCycle = 21.8;
 
 inline const Costs& costs(CostSetting setting) {
-    static constexpr Costs kLow{20, 2, 0.08, 0.925, 370, 270, true};
-    static constexpr Costs kCentral{70, 8, 0.10, 0.85, 370, 270, true};
-    static constexpr Costs kHigh{120, 20, 0.15, 0.75, 370, 270, true};
-    static constexpr Costs kV1{0, 0, 0.0, kDramChannelBytesPerCycle / kDramChannelPeakBytesPerCycle, kNocBaseLatency,
-                               kNocBaseLatency, false};
+    static constexpr Costs kLow{20, 2, 0.08, 0.925, 370, 270};
+    static constexpr Costs kCentral{70, 8, 0.10, 0.85, 370, 270};
+    static constexpr Costs kHigh{120, 20, 0.15, 0.75, 370, 270};
     switch (setting) {
         case CostSetting::Low: return kLow;
         case CostSetting::High: return kHigh;
-        case CostSetting::V1: return kV1;
         case CostSetting::Central: break;
     }
     return kCentral;

@@ -23,9 +23,9 @@ from .tensor import DeviceTensor
 
 _ROLE_CODES = {Role.RISCV_0: 0, Role.RISCV_1: 1, Role.COMPUTE: 2}
 # The timing model's cost settings (sim/src/timing.h, CostSetting): the costs no Wormhole measurement pins
-# down taken at the low end of their ranges, the central value or the high end; "v1" is model 1.
-COST_SETTINGS = {"low": 0, "central": 1, "high": 2, "v1": 3}
-DEFAULT_COST_SETTING = "v1"
+# down taken at the low end of their ranges, the central value or the high end (docs/TIMING.md).
+COST_SETTINGS = {"low": 0, "central": 1, "high": 2}
+DEFAULT_COST_SETTING = "central"
 CLOCK_HZ = 1.0e9  # Wormhole's clock (WORMHOLE.md): modeled seconds = cycles / 1e9
 
 
@@ -41,6 +41,11 @@ def _import_sim():
             "the simulator extension ttprefill._sim is not built; run `pip install -e .` (scripts/test does this)"
         ) from e
     return _sim
+
+
+def model_costs(setting: str = DEFAULT_COST_SETTING) -> dict:
+    """The uncertain costs at one setting (timing.h), for reports and for tests of the model's arithmetic."""
+    return dict(_import_sim().timing_costs(COST_SETTINGS[setting]))
 
 
 def model_version() -> str:
