@@ -3,8 +3,13 @@
 Not a C++ parser: it reads the shape of the TT-Metalium kernel headers (free functions, class
 members and constructors, templates, default arguments, [[deprecated]]) well enough for the drift
 report (ttprefill.drift) to compare the simulator's headers with the pinned ttnn's. Preprocessor
-conditionals are not evaluated: every branch is read, so a function declared under any #if counts
-as declared. Anything it cannot read as a declaration it skips.
+conditionals are mostly not evaluated: every branch is read, so a function declared under any #if
+counts as declared. Three exceptions keep that from inventing declarations: a condition on a macro
+the caller says is undefined (the other architectures' ARCH_ macros) drops its branch; inside a
+parameter list only the first branch of an #if chain is read (the branches are alternative
+parameters, not extra ones); and object-like macros are expanded where they stand for a declaration's
+head or a parameter's type (`DFB_TEMPLATE_DECL class DataflowBuffer`, `const DFB_CLASS&`).
+Anything it cannot read as a declaration it skips.
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ class FunctionDecl:
     deprecated: str | None
     path: str
     line: int
+    access: str = "public"  # of a class member: public | protected | private
 
     @property
     def key(self) -> str:
@@ -124,6 +130,8 @@ class HeaderIndex:
     classes: dict[str, str] = field(default_factory=dict)  # class name -> path declaring it
     class_info: dict[str, ClassInfo] = field(default_factory=dict)
     macros: dict[str, str] = field(default_factory=dict)  # macro name -> path defining it
+    # Object-like macro name -> replacement text (the first definition read in a live branch).
+    macro_defs: dict[str, str] = field(default_factory=dict)
     methods: dict[str, list[FunctionDecl]] = field(default_factory=dict)  # member name -> decls in any class
 
     def add(self, decl: FunctionDecl) -> None:
@@ -133,9 +141,46 @@ class HeaderIndex:
 
 
 # ----------------------------------------------------------------------------- lexing
-def strip_source(text: str) -> tuple[str, list[tuple[str, int]], list[tuple[str, int]]]:
+def strip_source(text: str, undefined: frozenset[str] = frozenset()) -> tuple[str, list[tuple[str, int]],
+                                                                          list[tuple[str, int]]]:
     """Blank out comments and preprocessor lines (keeping line numbers); return the code, the
     macros it #defines and the files it #includes with quotes, each with its line."""
+    code, macros, includes, _ = _strip(text, undefined)
+    return code, macros, includes
+
+
+def _condition_value(directive: str, expr: str, undefined: frozenset[str]) -> bool | None:
+    """True/False when an #if/#ifdef/#ifndef/#elif condition depends only on macros known to be
+    undefined (enough to decide it), None when it cannot be decided here."""
+    expr = expr.strip()
+    if directive in ("ifdef", "ifndef"):
+        name = expr.split()[0] if expr else ""
+        if name not in undefined:
+            return None
+        return directive == "ifndef"
+    terms: list[bool | None] = []
+    parts = re.split(r"\s*(&&|\|\|)\s*", expr)
+    ops = set(parts[1::2])
+    if len(ops) > 1:
+        return None
+    for term in parts[0::2]:
+        m = re.fullmatch(r"(!?)\s*defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?", term.strip().strip("()").strip())
+        if m and m.group(2) in undefined:
+            terms.append(bool(m.group(1)))
+        else:
+            terms.append(None)
+    if ops == {"||"} and True in terms:
+        return True
+    if ops != {"||"} and False in terms:
+        return False
+    if all(t is not None for t in terms):
+        return any(terms) if ops == {"||"} else all(terms)
+    return None
+
+
+def _strip(text: str, undefined: frozenset[str]) -> tuple[str, list[tuple[str, int]], list[tuple[str, int]],
+                                                          dict[str, str]]:
+    """strip_source, plus the object-like macro definitions (name -> replacement)."""
     text = text.replace("\\\r\n", "  ").replace("\\\n", "  ")  # join continued lines, keep offsets sane
     out: list[str] = []
     i, n = 0, len(text)
@@ -160,17 +205,51 @@ def strip_source(text: str) -> tuple[str, list[tuple[str, int]], list[tuple[str,
             i += 1
     code_lines = "".join(out).split("\n")
     macros, includes = [], []
+    defs: dict[str, str] = {}
+    # One entry per open #if: [live (this branch is read), decided (a branch was chosen), mode], where
+    # mode is "known" (decided by `undefined`), "first" (opened inside a parameter list: only its
+    # first branch is read) or "all" (every branch is read).
+    conds: list[list] = []
+    paren = 0  # open parentheses of the code read so far
     for lineno, line in enumerate(code_lines, 1):
         stripped = line.lstrip()
+        live = all(c[0] for c in conds)
         if stripped.startswith("#"):
-            m = re.match(r"#\s*define\s+([A-Za-z_]\w*)", stripped)
+            m = re.match(r"#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", stripped)
             if m:
-                macros.append((m.group(1), lineno))
-            m = re.match(r'#\s*include\s*"([^"]+)"', stripped)
-            if m:
-                includes.append((m.group(1), lineno))
+                directive, expr = m.group(1), m.group(2)
+                if directive in ("if", "ifdef", "ifndef"):
+                    value = _condition_value(directive, expr, undefined)
+                    if value is not None:
+                        conds.append([value, value, "known"])
+                    else:
+                        conds.append([True, True, "first" if paren > 0 else "all"])
+                elif conds and directive == "endif":
+                    conds.pop()
+                elif conds:
+                    c = conds[-1]
+                    if c[2] == "known":
+                        value = True if directive == "else" else _condition_value("if", expr, undefined)
+                        c[0] = not c[1] and value is not False
+                        c[1] = c[1] or value is True
+                    else:
+                        c[0] = c[2] == "all"
+            elif live:
+                m = re.match(r"#\s*define\s+([A-Za-z_]\w*)(\(?)\s*(.*)", stripped)
+                if m:
+                    macros.append((m.group(1), lineno))
+                    if not m.group(2):
+                        defs.setdefault(m.group(1), m.group(3).strip())
+                m = re.match(r'#\s*include\s*"([^"]+)"', stripped)
+                if m:
+                    includes.append((m.group(1), lineno))
             code_lines[lineno - 1] = ""
-    return "\n".join(code_lines), macros, includes
+        elif not live:
+            code_lines[lineno - 1] = ""
+        else:
+            bare = re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', "", line)
+            paren = max(0, paren + bare.count("(") - bare.count(")"))
+    return "\n".join(code_lines), macros, includes, defs
 
 
 def tokenize(code: str) -> list[Token]:
@@ -342,7 +421,18 @@ def _template_params(tokens: list[Token]) -> list[TemplateParam]:
     return params
 
 
-def _function_params(tokens: list[Token]) -> tuple[list[Param], bool]:
+def _expand(tokens: list[Token], defs: dict[str, str], depth: int = 8) -> list[Token]:
+    """Replace object-like macros by their replacement tokens (nested ones too, a few levels deep)."""
+    out: list[Token] = []
+    for t in tokens:
+        if t.kind == "id" and t.text in defs and depth > 0:
+            out.extend(_expand([Token(r.text, t.line, r.kind) for r in tokenize(defs[t.text])], defs, depth - 1))
+        else:
+            out.append(t)
+    return out
+
+
+def _function_params(tokens: list[Token], defs: dict[str, str] | None = None) -> tuple[list[Param], bool]:
     params: list[Param] = []
     variadic = False
     parts = split_top_level(tokens)
@@ -358,6 +448,8 @@ def _function_params(tokens: list[Token]) -> tuple[list[Param], bool]:
                 default = join_tokens(part[k + 1:])
                 part = part[:k]
                 break
+        if defs:  # a type spelled through a macro (const DFB_CLASS&) compares by what it stands for
+            part = _expand(part, defs)
         part, _ = _strip_attributes(part)
         if part and part[-1].text == "]":  # array parameter: name[...]
             k = max(i for i, t in enumerate(part) if t.text == "[")
@@ -366,7 +458,10 @@ def _function_params(tokens: list[Token]) -> tuple[list[Param], bool]:
         else:
             suffix = ""
         name = None
-        if len(part) > 1 and part[-1].kind == "id" and part[-1].text not in TYPE_WORDS and part[-2].text != "::":
+        # `const uint32_t` is an unnamed parameter: what precedes a name must hold more than qualifiers.
+        has_type = any(t.text not in ("const", "volatile") and t.text not in TYPE_NOISE for t in part[:-1])
+        if (len(part) > 1 and part[-1].kind == "id" and part[-1].text not in TYPE_WORDS and part[-2].text != "::"
+                and has_type):
             name = part[-1].text
             part = part[:-1]
         ptype = normalize_type(part) + ("*" if suffix else "")  # an array parameter is a pointer
@@ -390,27 +485,42 @@ def _find_call_paren(stmt: list[Token]) -> int | None:
     return None
 
 
-def index_headers(root: Path, patterns: tuple[str, ...] = ("**/*.h",), skip: tuple[str, ...] = ()) -> HeaderIndex:
-    """Index the headers under `root` matching `patterns`, except paths containing any of `skip`."""
-    index = HeaderIndex(root)
+def index_headers(root: Path, patterns: tuple[str, ...] = ("**/*.h",), skip: tuple[str, ...] = (),
+                  undefined: frozenset[str] = frozenset(), index: HeaderIndex | None = None,
+                  prefix: str = "") -> HeaderIndex:
+    """Index the headers under `root` matching `patterns`, except paths containing any of `skip`;
+    `undefined` names macros whose #ifdef branches are not read. With `index`, add to it, naming
+    each file `prefix` + its path under `root`."""
+    index = index if index is not None else HeaderIndex(root)
     paths = sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
+    stripped = []
+    # Two passes: a macro is often defined in a header sorted after the one using it.
     for path in paths:
-        rel = path.relative_to(root).as_posix()
+        rel = prefix + path.relative_to(root).as_posix()
         if not any(s in rel for s in skip):
-            read_declarations(path, rel, index)
+            stripped.append((rel, _register_macros(path, rel, index, undefined)))
+    for rel, code in stripped:
+        tokens = tokenize(code)
+        _read_scope(tokens, 0, len(tokens), rel, index, namespace="", owner="")
     return index
 
 
-def read_declarations(path: Path, rel: str, index: HeaderIndex) -> None:
-    code, macros, _ = strip_source(path.read_text(errors="replace"))
+def _register_macros(path: Path, rel: str, index: HeaderIndex, undefined: frozenset[str]) -> str:
+    code, macros, _, defs = _strip(path.read_text(errors="replace"), undefined)
     for name, _line in macros:
         index.macros.setdefault(name, rel)
-    tokens = tokenize(code)
+    for name, text in defs.items():
+        index.macro_defs.setdefault(name, text)
+    return code
+
+
+def read_declarations(path: Path, rel: str, index: HeaderIndex, undefined: frozenset[str] = frozenset()) -> None:
+    tokens = tokenize(_register_macros(path, rel, index, undefined))
     _read_scope(tokens, 0, len(tokens), rel, index, namespace="", owner="")
 
 
 def _read_scope(tokens: list[Token], start: int, end: int, rel: str, index: HeaderIndex, namespace: str,
-                owner: str) -> None:
+                owner: str, access: str = "public") -> None:
     i = start
     while i < end:
         # Collect one statement: up to ';' or '{' outside brackets.
@@ -437,7 +547,16 @@ def _read_scope(tokens: list[Token], start: int, end: int, rel: str, index: Head
         body_end = _matching(tokens, j) if terminator == "{" else j
         # Drop access specifiers ("public:") and a leading 'template <...>' (remembered).
         while len(stmt) >= 2 and stmt[0].text in ("public", "private", "protected") and stmt[1].text == ":":
+            access = stmt[0].text
             stmt = stmt[2:]
+        # A declaration head written through a macro (DFB_TEMPLATE_DECL, which is `template <...>` on
+        # one architecture and nothing on another): read what the macro stands for.
+        expansions = 0
+        while (stmt and stmt[0].kind == "id" and stmt[0].text in index.macro_defs and stmt[0].text not in SPECIFIERS
+               and expansions < 8):
+            head = tokenize(index.macro_defs[stmt[0].text])
+            stmt = [Token(r.text, stmt[0].line, r.kind) for r in head] + stmt[1:]
+            expansions += 1
         template = None
         while stmt and stmt[0].text == "template" and len(stmt) > 1 and stmt[1].text == "<":
             close = _matching_angle(stmt, 1)
@@ -456,14 +575,16 @@ def _read_scope(tokens: list[Token], start: int, end: int, rel: str, index: Head
                 index.classes.setdefault(name, rel)
                 info = index.class_info.setdefault(name, ClassInfo(rel, namespace, template is not None))
                 info.is_template |= template is not None
-            _read_scope(tokens, j + 1, body_end, rel, index, namespace, name or owner)
+            _read_scope(tokens, j + 1, body_end, rel, index, namespace, name or owner,
+                        "private" if first == "class" else "public")
         elif first in ("struct", "class") and terminator == ";" and len(stmt) == 2:
             pass  # forward declaration
         elif first in ("using", "typedef", "static_assert", "enum", "friend", "return") or not stmt:
             pass
         else:
-            decl = _as_function(stmt, template, deprecated, rel, namespace, owner)
+            decl = _as_function(stmt, template, deprecated, rel, namespace, owner, index.macro_defs)
             if decl is not None:
+                decl.access = access if owner else "public"
                 index.add(decl)
         i = body_end + 1
         if terminator == "{":
@@ -476,7 +597,8 @@ def _read_scope(tokens: list[Token], start: int, end: int, rel: str, index: Head
                 i = k + 1
 
 
-def _as_function(stmt: list[Token], template, deprecated, rel, namespace, owner) -> FunctionDecl | None:
+def _as_function(stmt: list[Token], template, deprecated, rel, namespace, owner,
+                 defs: dict[str, str] | None = None) -> FunctionDecl | None:
     paren = _find_call_paren(stmt)
     if paren is None or paren == 0:
         return None
@@ -497,10 +619,10 @@ def _as_function(stmt: list[Token], template, deprecated, rel, namespace, owner)
         close = _matching(stmt, paren)
         if close + 1 < len(stmt) and stmt[close + 1].text == "->":
             return FunctionDecl(name_tok.text, name_tok.text, namespace, template,
-                                *_function_params(stmt[paren + 1:close]), deprecated, rel, name_tok.line)
+                                *_function_params(stmt[paren + 1:close], defs), deprecated, rel, name_tok.line)
         return None
     close = _matching(stmt, paren)
-    params, variadic = _function_params(stmt[paren + 1:close])
+    params, variadic = _function_params(stmt[paren + 1:close], defs)
     return FunctionDecl(name_tok.text, qualified_owner, namespace, template, params, variadic, deprecated, rel,
                         name_tok.line)
 

@@ -182,3 +182,134 @@ def test_compute_kernels_compile_for_the_three_triscs_against_the_real_llk(tmp_p
     good_result, bad_result = check_compute_kernels(package_root(), [(good, [4], {}), (bad, [], {})])
     assert good_result.ok, good_result.detail
     assert not bad_result.ok and "copy_tilez" in bad_result.detail and bad_result.detail.startswith("unpack thread")
+
+
+# The shapes the object-API headers use, each of which once hid a class or a signature from the reader.
+REAL_OBJECT_API = """
+    #pragma once
+    #ifdef ARCH_QUASAR
+    #define BUF_TEMPLATE_DECL template <int P>
+    #define BUF_CLASS Buffer<P>
+    #else
+    #define BUF_TEMPLATE_DECL
+    #define BUF_CLASS Buffer
+    #endif
+    BUF_TEMPLATE_DECL
+    class Buffer {
+    public:
+    #ifdef ARCH_QUASAR
+        void quasar_only();
+    #endif
+        uint32_t get_total_size_bytes() const;
+        void print(uint8_t cb,
+    #if defined(COMPILE_FOR_NCRISC)
+                   dprint_cb_t cb_type, dprint_ptr_t ptr_type = WR_PTR,
+    #elif defined(COMPILE_FOR_BRISC)
+                   dprint_cb_t cb_type, dprint_ptr_t ptr_type = RD_PTR,
+    #endif
+                   bool endl = true);
+    private:
+        uint32_t helper();
+    };
+    template <typename T>
+    struct traits_t;
+    template <>
+    struct traits_t<Buffer> {
+        static uint32_t addr(const BUF_CLASS& b);
+    };
+    void quant_init(uint32_t zero_point);
+"""
+SIM_OBJECT_API = """
+    class Buffer {
+        uint32_t sim_private_helper();
+    public:
+        uint32_t get_total_size_bytes() const;
+        void print(uint8_t cb,
+    #if !defined(COMPILE_FOR_TRISC)
+                   dprint_cb_t cb_type, dprint_ptr_t ptr_type = WR_PTR,
+    #endif
+                   bool endl = true);
+    };
+    template <>
+    struct traits_t<Buffer> {
+        static uint32_t addr(const Buffer& b);
+    };
+    void quant_init(const uint32_t);
+    namespace ckernel::detail { inline void reconfig_helper(uint32_t a) {} }
+    namespace semaphore_detail { inline void unmodeled(const char* call) {} }
+"""
+
+
+@pytest.fixture()
+def object_indexes(tmp_path):
+    _write(tmp_path / "real", "api/buf.h", REAL_OBJECT_API)
+    _write(tmp_path / "sim", "api/buf.h", SIM_OBJECT_API)
+    return index_headers(tmp_path / "sim", ("api/**/*.h",)), drift.index_real_headers(tmp_path / "real")
+
+
+def test_a_class_declared_through_a_macro_is_read_for_the_wormhole_build(object_indexes):
+    _, real = object_indexes
+    assert "Buffer" in real.classes and not real.class_info["Buffer"].is_template  # the Quasar branch is not read
+    assert "Buffer::get_total_size_bytes" in real.functions
+    assert "Buffer::quasar_only" not in real.functions
+    (addr,) = real.functions["traits_t::addr"]
+    assert addr.param_types() == ("const Buffer&",)  # BUF_CLASS expanded
+    (helper,) = real.functions["Buffer::helper"]
+    assert helper.access == "private"
+
+
+def test_only_one_branch_of_an_if_chain_inside_a_parameter_list_is_read(object_indexes):
+    _, real = object_indexes
+    (print_,) = real.functions["Buffer::print"]
+    assert [p.name for p in print_.params] == ["cb", "cb_type", "ptr_type", "endl"]
+
+
+def test_object_api_findings(object_indexes):
+    sim, real = object_indexes
+    findings = {f.subject.split("(")[0].split()[-1]: f for f in drift.check_api(sim, real)}
+    assert findings["Buffer::get_total_size_bytes"].status == "ok"
+    assert findings["Buffer::print"].status == "ok"
+    assert findings["traits_t::addr"].status == "ok"
+    assert findings["quant_init"].status == "ok"  # `const uint32_t` is an unnamed parameter, not one named uint32_t
+    # Private members and detail namespaces are the simulator's own machinery, not kernel API.
+    assert not {"Buffer::sim_private_helper", "reconfig_helper", "unmodeled"} & set(findings)
+    (quant,) = sim.functions["quant_init"]
+    assert (quant.params[0].type, quant.params[0].name) == ("uint32_t", None)
+
+
+def test_a_call_to_a_callable_parameter_is_not_an_api_call(indexes, tmp_path):
+    sim, real = indexes
+    _write(tmp_path / "sim", "api/extra.h", "inline uint32_t value(uint32_t a, uint32_t b) { return a; }\n")
+    sim = index_headers(tmp_path / "sim", ("api/**/*.h",))
+    kernel = _write(tmp_path / "repo", "kernels/k/reader.cpp", """
+        template <typename F>
+        void fill(uint32_t l1, F value) { for (uint32_t i = 0; i < 4; ++i) store(l1, value(i, 0)); }
+        void kernel_main() { fill(0, [](uint32_t i, uint32_t j) { return i + j; }); }
+    """)
+    findings = drift.check_calls(sim, real, [kernel], tmp_path / "repo")
+    assert not any(f.subject.startswith("value(") for f in findings)
+
+
+def test_an_eager_static_assert_false_is_told_from_other_errors(tmp_path):
+    header = _write(tmp_path, "api/mem.h", """
+        template <typename T> struct traits {
+            template <int N> static void mcast() {
+                static_assert(false, "cannot multicast");
+            }
+            static_assert(sizeof(T) > 0, "real");
+        };
+    """)
+    eager_line = f"{header}:4:27: error: static assertion failed: cannot multicast"
+    other_line = f"{header}:6:23: error: static assertion failed: real"
+    eager, other = drift.eager_static_assert_false(eager_line + "\n")
+    assert eager and not other
+    eager, other = drift.eager_static_assert_false(f"{eager_line}\n{other_line}\nk.cpp:3:1: error: 'x' was not declared\n")
+    assert len(eager) == 1 and other
+
+
+def test_kernels_needing_program_generated_headers_are_recognised(tmp_path):
+    metal2 = _write(tmp_path, "k/m2.cpp", "void kernel_main() { DataflowBuffer d(dfb::in); uint32_t n = get_arg(args::n); }")
+    named = _write(tmp_path, "k/named.cpp", 'void kernel_main() { constexpr uint32_t c = get_named_compile_time_arg_val("cb"); }')
+    plain = _write(tmp_path, "k/plain.cpp", "void kernel_main() { noc_async_write_tilez(0, 1, 2); }  // args::n in a comment")
+    assert drift.needs_program_headers(metal2) and drift.needs_program_headers(named)
+    assert not drift.needs_program_headers(plain)
