@@ -36,11 +36,13 @@ constexpr std::pair<std::string_view, uint32_t> named_args_map[] = {KERNEL_COMPI
 }
 
 // Not constexpr on purpose: reaching it while evaluating a constant (the usual use) is a compile
-// error that names it; reached at run time it stops the run.
+// error that names it; reached at run time it stops the run. The simulator's own, not kernel API.
+namespace ttsim::detail {
 inline uint32_t named_compile_time_arg_not_found() {
     TTSIM->fail("get_named_compile_time_arg_val", "no named compile-time argument of that name was given");
     return 0;
 }
+}  // namespace ttsim::detail
 
 constexpr uint32_t get_named_ct_arg(std::string_view name) {
     for (const auto& [arg_name, arg_value] : named_args_map) {
@@ -48,7 +50,7 @@ constexpr uint32_t get_named_ct_arg(std::string_view name) {
             return arg_value;
         }
     }
-    return named_compile_time_arg_not_found();
+    return ttsim::detail::named_compile_time_arg_not_found();
 }
 
 constexpr uint32_t get_named_compile_time_arg_val(std::string_view name) { return get_named_ct_arg(name); }

@@ -114,13 +114,6 @@ struct noc_traits_t<CircularBuffer> : ttsim::detail::CircularBufferNocArgs {
 
 template <CircularBuffer::AddrSelector AddrSel>
 struct noc_traits_t<CircularBufferView<AddrSel>> : ttsim::detail::CircularBufferNocArgs {
-    static uint32_t local_addr(const CircularBufferView<AddrSel>& view) {
-        if constexpr (AddrSel == CircularBuffer::AddrSelector::READ_PTR) {
-            return view.cb.get_read_ptr();
-        } else {
-            return view.cb.get_write_ptr();
-        }
-    }
     template <Noc::AddressType address_type>
     static auto src_addr(const CircularBufferView<AddrSel>& view, const Noc&, const src_args_type& args) {
         static_assert(address_type == Noc::AddressType::LOCAL_L1,
@@ -139,6 +132,16 @@ struct noc_traits_t<CircularBufferView<AddrSel>> : ttsim::detail::CircularBuffer
         static_assert(address_type == Noc::AddressType::NOC,
                       "CircularBuffer with mcast range cannot be used as L1 destination");
         return mcast_addr(local_addr(view), noc, args);
+    }
+
+private:
+    // The view's pointer; the traits' own helper, not something a kernel calls.
+    static uint32_t local_addr(const CircularBufferView<AddrSel>& view) {
+        if constexpr (AddrSel == CircularBuffer::AddrSelector::READ_PTR) {
+            return view.cb.get_read_ptr();
+        } else {
+            return view.cb.get_write_ptr();
+        }
     }
 };
 

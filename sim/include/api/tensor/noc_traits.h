@@ -33,9 +33,12 @@ struct noc_traits_t<TensorAccessor<DSpecT>> {
     }
 };
 
-// A page an accessor's iterator yields, plus a byte offset into it.
-template <typename Accessor>
-struct noc_traits_t<tensor_accessor::AccessorPage<Accessor>> {
+// A page an accessor's iterator yields, plus a byte offset into it. As in tt-metal, the traits of an
+// iterator's page come from a shared base in an implementation namespace (the page type is its
+// parameter), so the specialisation itself declares nothing of its own.
+namespace ttsim::detail {
+template <typename PageT>
+struct IteratorPageNocTraits {
     struct src_args_type {
         uint32_t offset_bytes = 0;
     };
@@ -43,16 +46,21 @@ struct noc_traits_t<tensor_accessor::AccessorPage<Accessor>> {
         uint32_t offset_bytes = 0;
     };
     template <Noc::AddressType address_type>
-    static uint64_t src_addr(const tensor_accessor::AccessorPage<Accessor>& src, const Noc& noc, const src_args_type& args) {
+    static uint64_t src_addr(const PageT& src, const Noc& noc, const src_args_type& args) {
         static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
         return src.accessor().get_noc_addr(src.page_id(), args.offset_bytes, noc.get_noc_id());
     }
     template <Noc::AddressType address_type>
-    static uint64_t dst_addr(const tensor_accessor::AccessorPage<Accessor>& dst, const Noc& noc, const dst_args_type& args) {
+    static uint64_t dst_addr(const PageT& dst, const Noc& noc, const dst_args_type& args) {
         static_assert(address_type == Noc::AddressType::NOC, "the simulator's tensors are in DRAM, never local L1");
         return dst.accessor().get_noc_addr(dst.page_id(), args.offset_bytes, noc.get_noc_id());
     }
 };
+}  // namespace ttsim::detail
+
+template <typename Accessor>
+struct noc_traits_t<tensor_accessor::AccessorPage<Accessor>>
+    : ttsim::detail::IteratorPageNocTraits<tensor_accessor::AccessorPage<Accessor>> {};
 
 // Endpoints that address a page through something that resolves page ids: a type-erased accessor or a
 // PageView (a page id and a byte offset), and a ShardView (a shard id; sharded tensors only).
