@@ -31,7 +31,11 @@ using dprint_tslice_cb_t = bool;
 template <int MAX_BYTES = 32 * 2>
 struct TileSlice {
     TileSlice(uint8_t cb, int tile_idx, const SliceRange& slice_range,
-#if !defined(COMPILE_FOR_TRISC)
+// The data-movement cores name the CB's direction; the pointer read by default differs by core as in
+// tt-metal (NCRISC, usually the reader, its write pointer; BRISC its read pointer).
+#if defined(COMPILE_FOR_NCRISC)
+              dprint_tslice_cb_t cb_type, dprint_tslice_ptr_t ptr_type = TSLICE_WR_PTR,
+#elif !defined(COMPILE_FOR_TRISC)
               dprint_tslice_cb_t cb_type, dprint_tslice_ptr_t ptr_type = TSLICE_RD_PTR,
 #endif
               bool endl_rows = true, bool print_untilized = true) :

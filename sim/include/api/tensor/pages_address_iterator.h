@@ -20,13 +20,18 @@ public:
     using reference = const AccessorPage<Accessor>&;
     using pointer = const AccessorPage<Accessor>*;
 
-    PagesAddressIteratorInterleaved(const Accessor& accessor, uint32_t page_id, uint32_t stride, uint8_t noc) :
-        accessor_(&accessor), stride_(stride), noc_(noc), current_(0, page_id, &accessor, noc) {}
+    // Walks every `stride`-th page from start_page_id; a step that reaches or passes end_page_id stops
+    // at end_page_id, so a strided walk still meets the end iterator.
+    PagesAddressIteratorInterleaved(const Accessor& accessor, uint32_t start_page_id, uint32_t end_page_id,
+                                    uint32_t stride, uint8_t noc) :
+        accessor_(&accessor), end_(end_page_id), stride_(stride), noc_(noc),
+        current_(0, start_page_id < end_page_id ? start_page_id : end_page_id, &accessor, noc) {}
 
+    uint32_t page_id() const { return current_.page_id(); }
     reference operator*() const { return current_; }
     pointer operator->() const { return &current_; }
     PagesAddressIteratorInterleaved& operator++() {
-        current_ = AccessorPage<Accessor>(0, current_.page_id() + stride_, accessor_, noc_);
+        advance(1);
         return *this;
     }
     PagesAddressIteratorInterleaved operator++(int) {
@@ -35,7 +40,7 @@ public:
         return before;
     }
     PagesAddressIteratorInterleaved& operator+=(difference_type steps) {
-        current_ = AccessorPage<Accessor>(0, uint32_t(current_.page_id() + steps * stride_), accessor_, noc_);
+        advance(steps);
         return *this;
     }
     PagesAddressIteratorInterleaved operator+(difference_type steps) const {
@@ -44,17 +49,23 @@ public:
         return out;
     }
     value_type operator[](difference_type n) const { return *(*this + n); }
-    bool operator<(const PagesAddressIteratorInterleaved& other) const {
-        return current_.page_id() < other.current_.page_id();
-    }
-    // Equal once this iterator has reached or passed the other (a strided walk may step over the end).
-    bool operator==(const PagesAddressIteratorInterleaved& other) const {
-        return current_.page_id() >= other.current_.page_id();
-    }
+    bool operator==(const PagesAddressIteratorInterleaved& other) const { return page_id() == other.page_id(); }
     bool operator!=(const PagesAddressIteratorInterleaved& other) const { return !(*this == other); }
+    bool operator<(const PagesAddressIteratorInterleaved& other) const { return page_id() < other.page_id(); }
+    bool operator>(const PagesAddressIteratorInterleaved& other) const { return other < *this; }
+    bool operator<=(const PagesAddressIteratorInterleaved& other) const { return !(other < *this); }
+    bool operator>=(const PagesAddressIteratorInterleaved& other) const { return !(*this < other); }
 
 private:
+    void advance(difference_type steps) {
+        // tt-metal only steps forward (it asserts steps >= 0); signed so a backward step cannot wrap past the end.
+        const int64_t next = int64_t(current_.page_id()) + int64_t(steps) * int64_t(stride_);
+        const uint32_t id = next >= int64_t(end_) ? end_ : uint32_t(next < 0 ? 0 : next);
+        current_ = AccessorPage<Accessor>(0, id, accessor_, noc_);
+    }
+
     const Accessor* accessor_;
+    uint32_t end_;
     uint32_t stride_;
     uint8_t noc_;
     AccessorPage<Accessor> current_;
@@ -70,8 +81,8 @@ public:
           uint8_t noc = noc_index) :
         accessor_(accessor), start_(start_page_id), end_(end_page_id), stride_(stride), noc_(noc) {}
 
-    iterator begin() const { return iterator(accessor_, start_, stride_, noc_); }
-    iterator end() const { return iterator(accessor_, end_, stride_, noc_); }
+    iterator begin() const { return iterator(accessor_, start_, end_, stride_, noc_); }
+    iterator end() const { return iterator(accessor_, end_, end_, stride_, noc_); }
 
 private:
     const Accessor& accessor_;
