@@ -104,9 +104,20 @@ void Scheduler::on_tick_signal(int, siginfo_t*, void* uctx) {
     Fiber* f = s->current_;
     const bool spinning = s->still_ticks_ >= 2;
     if (!(spinning || s->watchdog_fired_) || !f || f->state != FiberState::Ready) return;
+    const uintptr_t sp = sp_of(uctx);
+    // Last resort: twice the watchdog's time without progress and the fiber never came back to its own
+    // code (an API call that never returns): abandon it wherever it is, as for a crash. The simulator's
+    // state is rebuilt by the next run; a lock it held (malloc's) could still hang the process.
+    if (s->watchdog_fired_ && s->idle_ticks_ * s->program_->spin_seconds / 2 >= 2 * s->program_->watchdog_seconds &&
+        sp >= uintptr_t(f->stack) && sp < uintptr_t(f->stack) + kFiberStackBytes) {
+        s->fault_ = {};
+        s->fault_.pc = pc_of(uctx);
+        s->fault_caught_ = true;
+        f->state = FiberState::Failed;
+        setcontext(&s->main_ctx_);
+    }
     // Only code of the kernel itself is preempted: simulator or C library code may be half-way through
     // changing shared state or hold a lock that the scheduler's context would then take.
-    const uintptr_t sp = sp_of(uctx);
     if (!s->pc_in_kernel(pc_of(uctx), *f) || sp < uintptr_t(f->stack) || sp >= uintptr_t(f->stack) + kFiberStackBytes) return;
     if (s->watchdog_fired_) {
         // A kernel looping on API calls that move nothing (and that do not yield): hand control to the
@@ -218,7 +229,10 @@ std::string Scheduler::fault_message(const CaughtFault& c) const {
     std::ostringstream os;
     char buf[64];
     std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(c.addr));
-    if (c.stack_overflow) {
+    if (c.sig == 0) {
+        os << "watchdog: stuck inside the simulator for " << 2 * program_->watchdog_seconds
+           << " s without progress (an API call that never returns); the run was abandoned";
+    } else if (c.stack_overflow) {
         os << "stack overflow: the kernel's stack went past the " << (kFiberStackBytes >> 10)
            << " KiB a kernel gets (a large local array belongs in L1, e.g. a CB; fault at " << buf << ")";
     } else {

@@ -208,6 +208,7 @@ void Scheduler::fiber_trampoline(unsigned lo, unsigned hi) {
     Fiber& f = *self->current_;
     try {
         f.module->entry();
+        self->deliver_reads(f);  // reads a kernel never waited for still land
         if (f.compute && f.compute->dst_state != ComputeState::Dst::Free) {
             self->fail("kernel_main", "returned while still holding the DST registers (missing tile_regs_release)");
         }
@@ -754,9 +755,16 @@ void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
         latency = noc_latency(x, y);
     }
     check_l1_target(*me().core, dst_off, size, "noc_async_read (destination)");
-    std::memmove(me().core->l1 + dst_off, from, size);
-    counters_.noc_bytes += size;
     Fiber& f = me();
+    uint8_t* to = f.core->l1 + dst_off;
+    if (from < to + size && to < from + size) {
+        std::memmove(to, from, size);  // a copy onto itself (overlapping): delivered at once
+        f.pending_read_sources.push_back(nullptr);
+    } else {
+        std::memset(to, kReadPoison, size);  // the data arrives at the barrier (noc_read_barrier)
+        f.pending_read_sources.push_back(from);
+    }
+    counters_.noc_bytes += size;
     f.read_done = std::max(f.read_done, transfer(bank, size, latency));
     f.pending_reads.push_back({dst_off, dst_off + size});
     note_progress();
@@ -868,9 +876,22 @@ void Scheduler::noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t
     advance(timing::kNocIssueCycles);
 }
 
+void Scheduler::deliver_reads(Fiber& f) {
+    // In issue order, so that of overlapping reads the later one wins, as when they arrive in order.
+    for (size_t i = 0; i < f.pending_reads.size(); ++i) {
+        if (const uint8_t* from = f.pending_read_sources[i]) {
+            const auto& [a, b] = f.pending_reads[i];
+            std::memmove(f.core->l1 + a, from, b - a);
+        }
+    }
+    if (!f.pending_reads.empty()) note_l1_write(*f.core, f.clock);  // a spinner may wait for these bytes
+    f.pending_reads.clear();
+    f.pending_read_sources.clear();
+}
+
 void Scheduler::noc_read_barrier() {
     Fiber& f = me();
-    f.pending_reads.clear();
+    deliver_reads(f);
     if (f.read_done > f.clock) {
         trace_span(f.clock, f.read_done, "noc_async_read_barrier");
         f.stall += f.read_done - f.clock;

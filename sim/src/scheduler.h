@@ -160,6 +160,9 @@ struct Fiber {
     // [first, second) (cb_push_back of those pages before noc_async_read_barrier is a fault); writes
     // still read their source from it (cb_pop_front of those pages before the write barrier is one).
     std::vector<std::pair<uint32_t, uint32_t>> pending_reads, pending_writes;
+    // Where each pending read copies from: its bytes land at the barrier; until then the destination
+    // holds kReadPoison, so a kernel that looks at it too early sees garbage, as it may on the device.
+    std::vector<const uint8_t*> pending_read_sources;
     uint64_t spin_mark = 0;       // Scheduler::steps_ when this fiber last went Spinning
     uint64_t spin_l1_writes = 0;  // its core's l1_writes then
     bool retrying = false;        // woken to look at L1 once more with nothing else to run
@@ -278,6 +281,9 @@ private:
     }
     // NoC writes may land only in one circular buffer, the semaphores, or L1 above every CB.
     void check_l1_target(const Core& c, uint64_t off, uint32_t size, const char* what);
+    // Copy the data of this fiber's pending NoC reads into place (at its read barrier).
+    void deliver_reads(Fiber& f);
+    static constexpr uint8_t kReadPoison = 0xFF;  // NaN in bf16 and fp32; a huge index as an integer
     void yield_if_ahead();
     uint64_t block_until(std::function<std::optional<uint64_t>()> ready, std::string desc);
 

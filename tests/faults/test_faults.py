@@ -98,6 +98,20 @@ def test_pop_before_write_barrier(sim, tensors):
           r"cb_pop_front\(16, 1\): a noc_async_write from the popped pages .* has not completed", "writer_no_barrier.cpp")
 
 
+def test_data_read_before_its_barrier_is_poison(sim, tensors):
+    """Not stopped (a plain load cannot be seen), but what the kernel read early is poison: NaN here."""
+    ta, to = tensors
+    sim.run(pipeline(sim, tensors, reader="reader_peek_before_barrier.cpp"))
+    out = sim.download(to)
+    # the first word of each tile's first face: elements 0 and 1 of row 0, bf16 0xFFFF each
+    corners = [(r, c) for r in (0, 32) for c in (0, 1, 32, 33)]
+    assert all(np.isnan(out[r, c]) for r, c in corners), out[:2, :2]
+    mask = np.ones(out.shape, bool)
+    for r, c in corners:
+        mask[r, c] = False
+    np.testing.assert_array_equal(out[mask], bf16(A)[mask])
+
+
 def test_write_from_l1_a_read_is_still_filling(sim, tensors):
     fails(sim, pipeline(sim, tensors, reader="reader_forward_no_barrier.cpp"),
           r"noc_async_write: its source .* is still being filled by a noc_async_read", "reader_forward_no_barrier.cpp")
