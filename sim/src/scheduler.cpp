@@ -115,6 +115,8 @@ void Scheduler::setup(const ProgramSpec& program) {
         c.active = false;
         c.cbs = {};
         c.sem_time.clear();
+        c.l1_writes = 0;  // a previous run's write times must not delay this run's spinners
+        c.l1_write_time = 0;
     }
     for (const CBSpec& cb : program.cbs) {
         if (cb.core.x < 0 || cb.core.x >= kGridX || cb.core.y < 0 || cb.core.y >= kGridY)
