@@ -105,8 +105,14 @@ public:
 
     void reserve_back(uint16_t num_entries) { TTSIM->cb_reserve_back(logical_dfb_id_, num_entries); }
     void push_back(uint16_t num_entries) { TTSIM->cb_push_back(logical_dfb_id_, num_entries); }
-    void wait_front(uint16_t num_entries) { TTSIM->cb_wait_front(logical_dfb_id_, num_entries); }
-    void pop_front(uint16_t num_entries) { TTSIM->cb_pop_front(logical_dfb_id_, num_entries); }
+    // Zero entries is a no-op on the device (the wait compares the fill with 0, the pop moves the read
+    // pointer by 0): tt-metal's matmul writers wait and pop a padding count that is 0 when nothing is padded.
+    void wait_front(uint16_t num_entries) {
+        if (num_entries != 0) TTSIM->cb_wait_front(logical_dfb_id_, num_entries);
+    }
+    void pop_front(uint16_t num_entries) {
+        if (num_entries != 0) TTSIM->cb_pop_front(logical_dfb_id_, num_entries);
+    }
 
 #ifndef COMPILE_FOR_TRISC
     bool pages_reservable_at_back(int32_t num_pages) const {

@@ -19,6 +19,11 @@
 #ifndef NOC_L1_READ_ALIGNMENT_BYTES
 #define NOC_L1_READ_ALIGNMENT_BYTES 16
 #endif
+// Wormhole's DRAM alignment (the larger of its DRAM read and write alignments, 32 and 16 B), which
+// tt-metal's noc_parameters.h gives kernels; matmul readers pad tile slots to it.
+#ifndef DRAM_ALIGNMENT
+#define DRAM_ALIGNMENT 32
+#endif
 
 template <typename DSpecT>
 struct TensorAccessor;
