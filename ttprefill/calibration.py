@@ -69,19 +69,19 @@ POINTS: list[Point] = [
     Point("noc", {"mode": "l1_write", "bytes": 65536, "count": 1}, f"{_DM}, One to One Packet Sizes", 2402e-9),
     # Matmuls over the whole 8x8 grid. GEMM_FLOPS reports device utilisation u against ideal cycles
     # (M K N / 32^3) x (16 per fidelity phase) / 64 cores: device time = ideal / u at 1 GHz.
-    Point("matmul", {"m": 4096, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi2"},
+    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi2"},
           f"{_GEMM}, BF16 HiFi2 tuned, 59.50 %", 1762.3e-6),
-    Point("matmul", {"m": 3072, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi2"},
+    Point("matmul_tt_metal", {"m": 3072, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi2"},
           f"{_GEMM}, BF16 HiFi2 tuned, 75.09 %", 1047.3e-6),
-    Point("matmul", {"m": 4096, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi4"},
+    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi4"},
           f"{_GEMM}, BF16 HiFi4 tuned, 83.21 %", 2520.3e-6),
-    Point("matmul", {"m": 4096, "k": 4096, "n": 4096, "in0": "bfp8", "in1": "bfp8", "fidelity": "HiFi2"},
+    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bfp8", "in1": "bfp8", "fidelity": "HiFi2"},
           f"{_GEMM}, BFP8 HiFi2 tuned, 79.43 %", 1320.1e-6),
-    Point("matmul", {"m": 4096, "k": 4096, "n": 4096, "in0": "bfp8", "in1": "bfp8", "fidelity": "LoFi"},
+    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bfp8", "in1": "bfp8", "fidelity": "LoFi"},
           f"{_GEMM}, BFP8 LoFi out of box, 64.38 %", 814.4e-6),
-    Point("matmul", {"m": 2048, "k": 4096, "n": 5120, "in0": "bf16", "in1": "bfp8", "fidelity": "HiFi2"},
+    Point("matmul_tt_metal", {"m": 2048, "k": 4096, "n": 5120, "in0": "bf16", "in1": "bfp8", "fidelity": "HiFi2"},
           f"{_QWEN}, fused QKV in-projection, one K pass", 1011.5e-6),
-    Point("matmul", {"m": 2048, "k": 2048, "n": 4096, "in0": "bf16", "in1": "bfp8", "fidelity": "HiFi2"},
+    Point("matmul_tt_metal", {"m": 2048, "k": 2048, "n": 4096, "in0": "bf16", "in1": "bfp8", "fidelity": "HiFi2"},
           f"{_QWEN}, attention out-projection, one K pass", 517.2e-6),
 ]
 
@@ -117,7 +117,8 @@ def run_noc(device, shape: dict):
 
 def run_matmul(device, shape: dict):
     """The repository's 2D multicast matmul (kernels/examples) on the 8x8 grid, bf16 DST as tt-metal's
-    measured matmuls run. Not tt-metal's own matmul kernels: those replace it once they run here."""
+    measured matmuls run. Not tt-metal's own matmul kernels: the matmul points run those
+    (run_matmul_tt_metal); this stays for comparing our example program against the same figures."""
     from ttprefill.ops import examples
 
     m, k, n = int(shape["m"]), int(shape["k"]), int(shape["n"])
@@ -134,9 +135,53 @@ def run_matmul(device, shape: dict):
             device.free(t)
 
 
+# Sub-block shapes in the order tt-metal's matmul config helpers try them; with bf16 DST a sub-block holds
+# at most 4 tiles, so the first one of at most 4 tiles that divides the per-core block is taken.
+_SUBBLOCK_CHOICES = [(4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),
+                     (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1)]
+
+
+def tt_metal_matmul_config(m: int, k: int, n: int, in0: DataFormat, in1: DataFormat) -> dict:
+    """The MatmulMultiCoreReuseMultiCastProgramConfig a GEMM_FLOPS-style run would use on the 8x8 grid:
+    one output block of M/8 x N/8 tiles per core, the largest bf16-DST sub-block dividing it, and K blocks
+    of 4 tiles, or 2 where 4 would not fit L1 here (the simulator keeps the output and partials CBs apart,
+    which the device overlays; bf16 4096^3 is the case)."""
+    from ttprefill.device.program import L1_BYTES, L1_RESERVED_BYTES
+
+    per_core_m, per_core_n, kt = m // 32 // 8, n // 32 // 8, k // 32
+    h, w = next((h, w) for h, w in _SUBBLOCK_CHOICES if h * w <= 4 and per_core_m % h == 0 and per_core_n % w == 0)
+    out_bytes = 2 * per_core_m * per_core_n * DataFormat.Float16_b.tile_bytes  # output + partials (bf16)
+    for block_w in (4, 2):
+        inputs = 2 * block_w * (per_core_m * in0.tile_bytes + per_core_n * in1.tile_bytes)
+        if kt % block_w == 0 and out_bytes + inputs <= L1_BYTES - L1_RESERVED_BYTES:
+            break
+    return dict(per_core_m=per_core_m, per_core_n=per_core_n, in0_block_w=block_w, out_subblock_h=h, out_subblock_w=w)
+
+
+def run_matmul_tt_metal(device, shape: dict):
+    """tt-metal's own 2D-multicast matmul (its kernels from the pinned wheel, in the program its factory
+    builds: ttprefill/ops/upstream/matmul_mcast.py) on the 8x8 grid, bf16 DST, packer L1 accumulation on,
+    with the config tt_metal_matmul_config picks for the shape."""
+    from ttprefill.ops.upstream.matmul_mcast import matmul_mcast_2d_program
+
+    m, k, n = int(shape["m"]), int(shape["k"]), int(shape["n"])
+    in0, in1 = _FORMATS[shape["in0"]], _FORMATS[shape["in1"]]
+    a = device.allocate((m, k), in0)
+    b = device.allocate((k, n), in1)
+    c = device.allocate((m, n), DataFormat.Float16_b)
+    try:
+        return device.run(matmul_mcast_2d_program(device, a, b, c, **tt_metal_matmul_config(m, k, n, in0, in1),
+                                                  fidelity=MathFidelity[shape["fidelity"]], fp32_dest_acc_en=False,
+                                                  packer_l1_acc=True))
+    finally:
+        for t in (a, b, c):
+            device.free(t)
+
+
 PROGRAMS: dict[str, tuple[str, Callable]] = {
     "noc": ("ttprefill kernels/calibration/noc_transactions.cpp (one core)", run_noc),
     "matmul": ("ttprefill kernels/examples 2D multicast matmul (8x8)", run_matmul),
+    "matmul_tt_metal": ("tt-metal's 2D multicast matmul kernels, its factory's program (8x8)", run_matmul_tt_metal),
 }
 
 
