@@ -29,6 +29,8 @@ struct p_stall {
     constexpr static std::uint32_t UNPACK1 = 0x4;
     constexpr static std::uint32_t UNPACK = UNPACK0 | UNPACK1;
     constexpr static std::uint32_t PACK0 = 0x8;
+    constexpr static std::uint32_t MATH = 0x80;
+    constexpr static std::uint32_t WAIT_SFPU = 0x4000;
     // What is stalled
     constexpr static std::uint32_t STALL_TDMA = 0x1;
     constexpr static std::uint32_t STALL_SYNC = 0x2;

@@ -773,6 +773,34 @@ void Scheduler::sfpu_eltwise(const SfpuElementwise& op, const int* in_dst, int n
     charge_math(cs, op.tile_cycles * face_count(faces) / 4, false);
 }
 
+// Raw SFPI code (sfpi.h): the emulation works on copies of the DST tiles it addresses. Reads and writes
+// follow the DST protocol of any SFPU call; the cost is the emulation's instruction count.
+void Scheduler::sfpu_dst_read(const char* call, int dst, uint32_t* words) {
+    ComputeState& cs = compute_state(call);
+    me().call = call;
+    require_math(call);
+    require_dst_index(dst, call);
+    std::memcpy(words, cs.dst[dst].data(), TILE_ELEMS * 4);
+}
+
+void Scheduler::sfpu_dst_write(const char* call, int dst, const uint32_t* words) {
+    ComputeState& cs = compute_state(call);
+    me().call = call;
+    require_math(call);
+    require_dst_index(dst, call);
+    cs.cumsum_carry_valid = false;
+    if (program_->timing_only) return;
+    std::memcpy(cs.dst[dst].data(), words, TILE_ELEMS * 4);
+    finish_dst_write(dst);
+}
+
+void Scheduler::sfpu_charge(const char* call, uint64_t cycles) {
+    ComputeState& cs = compute_state(call);
+    me().call = call;
+    require_math(call);
+    charge_math(cs, cycles, false);
+}
+
 // ---------------------------------------------------------------- packer
 
 void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {

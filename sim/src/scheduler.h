@@ -252,6 +252,9 @@ public:
     void semaphore_inc_multicast(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests) override;
     void noc_write_inline(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable) override;
     void noc_read_zeros(uint32_t dst_local_addr, uint32_t size, uint32_t zero_chunk) override;
+    void sfpu_dst_read(const char* call, int dst, uint32_t* words) override;
+    void sfpu_dst_write(const char* call, int dst, const uint32_t* words) override;
+    void sfpu_charge(const char* call, uint64_t cycles) override;
 
     static void fiber_trampoline(unsigned lo, unsigned hi);
     // guard.cpp: the fault and spin-timer signal handlers.

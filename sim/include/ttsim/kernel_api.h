@@ -163,6 +163,14 @@ public:
     // NoC reads of this core's zero region (MEM_ZEROS, zero_chunk bytes) into local L1: zero-fills
     // [dst_local_addr, +size) one chunk per read.
     virtual void noc_read_zeros(uint32_t dst_local_addr, uint32_t size, uint32_t zero_chunk) = 0;
+
+    // ---- compute: raw SFPI code (sfpi.h), which addresses DST rows itself instead of naming an
+    // elementwise function. The emulation reads a DST tile (row-major words, as DST holds it), runs the
+    // code on its copy, writes the tiles it stored to back (rounded as any SFPU result unless DST is
+    // fp32) and charges the SFPU instructions it counted to the math thread.
+    virtual void sfpu_dst_read(const char* call, int dst, uint32_t* words) = 0;
+    virtual void sfpu_dst_write(const char* call, int dst, const uint32_t* words) = 0;
+    virtual void sfpu_charge(const char* call, uint64_t cycles) = 0;
 };
 
 }  // namespace ttsim

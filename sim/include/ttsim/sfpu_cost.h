@@ -36,4 +36,11 @@ constexpr uint64_t kLut = 5 * kPass;
 // Estimate: a format conversion (typecast): 2-8 instructions, 64-256 cycles; 128 taken.
 constexpr uint64_t kConvert = 128;
 
+// Raw SFPI code (sfpi.h) is charged by the instructions it executes: each 32-lane instruction (a DST
+// load or store, an arithmetic op, a comparison, a lane-mask change) one cycle, i.e. kPass per
+// instruction over a whole tile (estimate: IPC 1, issue latency not modeled; VectorUnit.md lists
+// latencies of 1-2 cycles). Library helpers the emulation computes lane by lane (exp, reciprocal,
+// softplus) charge their tile figure above per 32-lane application: figure / 32 instructions.
+constexpr uint64_t kSfpiInstruction = 1;
+
 }  // namespace ttsim::sfpu_cost

@@ -217,7 +217,9 @@ def sdpa_program(device, s: SdpaShape, t: SdpaTensors | None = None, max_cores: 
                   CB_UNUSED, CB_UNUSED, CB_UNUSED, CB_UNUSED]
 
     writer_ct = [s.batch, s.q_heads, p.valid_Sqt, s.seq, p.DHt, p.Sq_chunk_t, p.q_num_chunks, p.Sk_chunk_t,
-                 p.k_num_chunks, IDENTITY_SCALAR_PACKED, n, 1, 0, 0, 0, 0, 0, 0, out_h, k_partial_col, zigzag,
+                 # causal, no provided/padded mask, not chunked, no window; the lightweight mask palette
+                 # (neginf + causal diagonal), which sdpa.cpp's causal path waits for; no streaming
+                 p.k_num_chunks, IDENTITY_SCALAR_PACKED, n, 1, 0, 0, 0, 0, 1, 0, out_h, k_partial_col, zigzag,
                  0, 0, 0, 0, 0, 0, 0]
     writer_ct += t.out.accessor_args() + NULL_ACCESSOR * 2
     writer_ct += [CB_MASK, CB_IDENTITY, CB_COL_IDENTITY, CB_CHUNK_START_WRITER, CB_OUT, CB_UNUSED, CB_UNUSED, CB_UNUSED]
@@ -234,7 +236,11 @@ def sdpa_program(device, s: SdpaShape, t: SdpaTensors | None = None, max_cores: 
     defines["EXP_APPROX_MODE"] = "1" if s.exp_approx else "0"
     reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, reader_ct, defines=dict(defines))
     writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, writer_ct, defines=dict(defines))
-    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, compute_ct, defines=dict(defines),
+    # The simulator compiles one compute image playing the math thread (MATH() active); sdpa keeps its
+    # raw SFPI helpers under TRISC_MATH as in tt-metal's math-thread build, so that build's define is set;
+    # ARCH_WORMHOLE as tt-metal's Wormhole build (the device the simulator models), which picks the
+    # no-MOP matmul and custom broadcast-subtract headers.
+    compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, compute_ct, defines=dict(defines, TRISC_UNPACK="1", TRISC_MATH="1", TRISC_PACK="1", ARCH_WORMHOLE="1"),
                      compute_config=ComputeConfig(s.fidelity, s.fp32_dest_acc, s.exp_approx))
     for core, (start, count) in zip(p.cores, p.q_ranges):
         # num_phases 1, no chunk offset, no read/write offset; then this core's global Q range.

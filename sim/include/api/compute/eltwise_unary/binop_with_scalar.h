@@ -19,6 +19,9 @@ inline uint32_t sub_int32(uint32_t x, const uint32_t* p) { return x - p[0]; }
 
 namespace ckernel {
 
+// The binop modes (tt-metal's numbering), which kernels pass to calculate_binop_with_scalar.
+enum { ADD_UNARY = 0, SUB_UNARY = 1, MUL_UNARY = 2, DIV_UNARY = 3, RSUB_UNARY = 4 };
+
 ALWI void binop_with_scalar_tile_init() { ttsim::sfpu::setup("binop_with_scalar"); }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_unary_tile(uint32_t idst, uint32_t param1) {
