@@ -167,3 +167,22 @@ def test_json_output_has_no_nan(capsys):
     cli._emit({"pcc": float("nan"), "nested": {"x": [float("inf"), 1.0]}}, as_json=True)
     out = capsys.readouterr().out
     assert json.loads(out) == {"pcc": None, "nested": {"x": [None, 1.0]}}
+
+
+def test_prefill_of_none_is_a_clear_error():
+    from ttprefill.engine import Engine
+
+    eng = Engine.from_preset("tiny", backend="torch")
+    for bad in (None, "1 2 3", 7):
+        with pytest.raises(EngineError, match="sequence of integer token ids"):
+            eng.prefill(bad)
+
+
+def test_a_model_without_attention_layers_is_refused_by_name():
+    from ttprefill.engine import Engine
+    from ttprefill.model.weights import random_weights
+
+    config = get_preset("tiny")
+    config = config.with_changes(layer_types=tuple("linear_attention" for _ in config.layer_types))
+    with pytest.raises(EngineError, match="no attention layers"):
+        Engine(config, random_weights(config, seed=0), backend="torch")

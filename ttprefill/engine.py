@@ -126,6 +126,10 @@ class Engine:
         if o.chunk_tokens % o.gdn_chunk or o.block_tokens % o.gdn_chunk:
             raise EngineError(f"chunk_tokens ({o.chunk_tokens}) and block_tokens ({o.block_tokens}) must be "
                               f"multiples of the GDN chunk ({o.gdn_chunk})")
+        if not config.attention_layers:
+            # The prefix cache's pages are attention K/V: without attention layers there is nothing to page.
+            raise EngineError(f"{config.name} has no attention layers; the engine serves hybrid models (its prefix "
+                              "cache pages attention K/V): run such a model with ttprefill.model.reference_model")
         self.bytes_per_page = (2 * len(config.attention_layers) * o.block_tokens * config.attn_num_kv_heads
                                * config.attn_head_dim * KV_BYTES_PER_VALUE)
         num_pages = o.cache_budget_bytes // self.bytes_per_page
@@ -159,6 +163,8 @@ class Engine:
     # ------------------------------------------------------------------ requests
     def validate(self, tokens: Sequence[int]) -> tuple[int, ...]:
         cfg = self.config
+        if tokens is None or isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__len__"):
+            raise EngineError(f"a prompt is a sequence of integer token ids, got {type(tokens).__name__}")
         if len(tokens) == 0:
             raise EngineError("empty prompt: a request needs at least one token")
         arr = np.asarray(tokens)
