@@ -33,7 +33,7 @@ Programs and what each fuses (kernels in kernels/gdn/):
    GDN_SCAN_FUSED; the preparation is shared code, scan_prep_chunk.h), so the records never make the
    DRAM round trip, and the state-side products that need no preparation (k h, K~^T) run in the waits of
    the inverse's dependent steps. The cores the heads leave idle are helpers (scan_offload.h,
-   helper_plan): each prepares a share of the chunks of up to three heads (39 of every 64 for the 27B
+   helper_plan): each prepares a share of the chunks of up to three heads (29 of every 64 for the 27B
    shape's 48 heads on 16 helpers, forming a q/k group's k k^T and q k^T once, while the first head's
    decay exps run on the pack thread) and writes the records straight into the heads' L1, so the head
    cores only prepare the rest. Same arithmetic, same bits as 4 then 5, with or without helpers. Chosen
@@ -542,13 +542,13 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
 # fraction is balanced on: a helper's preparation of a record (decay, A, the inverse with its waits
 # unfilled, P, the scaled T; k k^T and q k^T formed once per q/k group) and a head core's own part of a
 # chunk (k h, K~^T, q~, Vnew, O, the state update), from RunReport.zones of the fused scan in timing-only
-# runs (HiFi3). The fraction they give, 39/64, is within 0.5% of the fastest of a sweep: at 8k tokens
-# 1.794M cycles (36/64: 1.808M, 38/64: 1.791M, 40/64: 1.837M), at 32k 7.050M (37/64: 7.072M, 38/64:
-# 7.086M), at 2k (38/64) 0.485M (36/64: 0.487M, 40/64: 0.489M).
+# runs (HiFi3, timing model 2.0 at its central setting: elapsed per zone entry, prep.* ~22.0k and seq.*
+# ~17.5k a chunk at 8k tokens). The fraction they give, 29/64, is the fastest of a sweep at 8k tokens:
+# 3.724M cycles (26/64: 3.829M, 28/64: 3.755M, 30/64: 3.735M, 32/64: 3.966M, 39/64: 4.803M).
 MAX_HEADS_PER_HELPER = 3
 RECORD_SLOTS = 2
-_PREP_CYCLES_PER_CHUNK = 7_500
-_SEQ_CYCLES_PER_CHUNK = 10_700
+_PREP_CYCLES_PER_CHUNK = 22_000
+_SEQ_CYCLES_PER_CHUNK = 17_500
 _OFFLOAD_DENOMINATOR = 64
 
 
