@@ -115,26 +115,6 @@ def run_noc(device, shape: dict):
         device.free(buffer)
 
 
-def run_matmul(device, shape: dict):
-    """The repository's 2D multicast matmul (kernels/examples) on the 8x8 grid, bf16 DST as tt-metal's
-    measured matmuls run. Not tt-metal's own matmul kernels: the matmul points run those
-    (run_matmul_tt_metal); this stays for comparing our example program against the same figures."""
-    from ttprefill.ops import examples
-
-    m, k, n = int(shape["m"]), int(shape["k"]), int(shape["n"])
-    a = device.allocate((m, k), _FORMATS[shape["in0"]])
-    b = device.allocate((k, n), _FORMATS[shape["in1"]])
-    c = device.allocate((m, n), DataFormat.Float16_b)
-    kt = k // 32
-    k_block = max(d for d in (1, 2, 4) if kt % d == 0)
-    try:
-        return device.run(examples.matmul_program(device, a, b, c, (8, 8), k_block=k_block,
-                                                  fidelity=MathFidelity[shape["fidelity"]], fp32_dest=False))
-    finally:
-        for t in (a, b, c):
-            device.free(t)
-
-
 # Sub-block shapes in the order tt-metal's matmul config helpers try them; with bf16 DST a sub-block holds
 # at most 4 tiles, so the first one of at most 4 tiles that divides the per-core block is taken.
 _SUBBLOCK_CHOICES = [(4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),
@@ -180,7 +160,6 @@ def run_matmul_tt_metal(device, shape: dict):
 
 PROGRAMS: dict[str, tuple[str, Callable]] = {
     "noc": ("ttprefill kernels/calibration/noc_transactions.cpp (one core)", run_noc),
-    "matmul": ("ttprefill kernels/examples 2D multicast matmul (8x8)", run_matmul),
     "matmul_tt_metal": ("tt-metal's 2D multicast matmul kernels, its factory's program (8x8)", run_matmul_tt_metal),
 }
 

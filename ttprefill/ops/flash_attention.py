@@ -820,8 +820,7 @@ def attention_bench(args) -> dict:
     run the numerics and compare; auto for up to ~2^31 score elements x head_dim), timing_only, trace
     (path for a Chrome trace of the last attention program).
     """
-    from ttprefill.bench import cost_setting
-    from ttprefill.device.sim_device import SimDevice
+    from ttprefill.device.sim_device import DEFAULT_COST_SETTING, SimDevice
     from ttprefill.reference.attention import causal_attention
     from ttprefill.reference.metrics import pcc, rel_rms
     from ttprefill.timing import utilisation
@@ -847,7 +846,7 @@ def attention_bench(args) -> dict:
         q_all, k_all, v_all = (rng.standard_normal((seq, h, d)).astype(np.float32) for h in (hq, hkv, hkv))
     else:  # timing only: values do not matter, and zeros cost no host memory (np.zeros maps lazily)
         q_all, k_all, v_all = (np.zeros((seq, h, d), np.float32) for h in (hq, hkv, hkv))
-    device = SimDevice(timing_only=not numerics, trace=bool(trace_path), costs=cost_setting(args))
+    device = SimDevice(timing_only=not numerics, trace=bool(trace_path), costs=_arg(args, "costs", None) or DEFAULT_COST_SETTING)
     pages = _ceil_div(seq, page_tokens)
     cache = KVCache.create(device, pages, page_tokens, hkv, d, page_format)
     table = list(range(pages))
