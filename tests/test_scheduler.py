@@ -250,8 +250,16 @@ class Harness:
             self.cache.abort(request.context)
 
     def drain(self) -> None:
+        # Every step computes at least one token, so more steps than tokens left means no progress.
+        steps_left = sum(r.num_tokens for r in self.sched.queued + list(self.sched._running)) + 1
         while self.sched.has_work:
-            for request, chunk in self.sched.next_step():
+            steps_left -= 1
+            assert steps_left >= 0, "scheduler makes no progress: more steps than tokens left"
+            step = self.sched.next_step()
+            # A step that hands out nothing while work remains would repeat forever: a livelock.
+            assert step, (f"scheduler livelock: queue {[(r.request_id, r.state.name, r.waiting_on) for r in self.sched.queued]}, "
+                          f"running {[(r.request_id, r.scheduled_upto, r.num_tokens) for r in self.sched._running]}")
+            for request, chunk in step:
                 self.run(request, chunk)
             self.sched.check_invariants()
             self.cache.check_invariants()
