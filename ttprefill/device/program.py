@@ -12,32 +12,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-# Wormhole's Tensix grid as tt-metal exposes it to kernels (WORMHOLE.md, tech_reports/GEMM_FLOPS).
-GRID_X = 8
-GRID_Y = 8
-# Usable L1 per Tensix core (WORMHOLE.md, TensixTile/L1.md).
-L1_BYTES = 1_499_136
-# Where circular buffers may start in L1, as the pinned ttnn lays a Wormhole worker core out: first
-# firmware, mailboxes and fabric tables up to the memory map's MEM_MAP_END (dev_mem_map.h), then the
-# kernel-config buffer tt-metal's host reserves above them for kernel binaries, runtime args and
-# semaphores (69 KiB on Wormhole, a host-side setting with no header of its own). Their sum is
-# ttnn.get_allocator_base_address(device, L1), where its L1 allocator and CB placement begin:
-# tests/host/test_descriptors.py recomputes MEM_MAP_END from the headers, tests/host/mock reads the
-# base from ttnn on the mock cluster. The simulator keeps its semaphores at the bottom (16 B each).
-L1_FIRMWARE_BYTES = 35_168
-L1_KERNEL_CONFIG_BYTES = 69 * 1024
-L1_RESERVED_BYTES = L1_FIRMWARE_BYTES + L1_KERNEL_CONFIG_BYTES
-SEMAPHORE_STRIDE = 16
-MAX_SEMAPHORES = 16  # per core, as tt-metal allows
-# Runtime args plus common runtime args of one kernel on one core: a 4096-byte dispatch packet shared
-# by three kernels, 4096 / (3 * 4) = 341 (tt-metal's limit).
-MAX_RUNTIME_ARGS = 341
-NUM_CIRCULAR_BUFFERS = 32
-DRAM_BANKS = 12
-# GDDR6 per Wormhole chip (WORMHOLE.md, DRAMTile/README.md): what a device-resident cache can hold at most.
-DRAM_BYTES_PER_CHIP = 12 * 2**30
-DRAM_ALIGNMENT = 32  # page sizes are padded to this in DRAM (tt-metal's DRAM alignment)
-CB_ALIGNMENT = 32  # circular buffers start on this boundary in L1
+# Hardware layout figures live in ttprefill.hw; program builders and backends read them from here too.
+from ttprefill.hw import (  # noqa: F401
+    CB_ALIGNMENT,
+    DRAM_ALIGNMENT,
+    DRAM_BANKS,
+    DRAM_BYTES_PER_CHIP,
+    GRID_X,
+    GRID_Y,
+    L1_BYTES,
+    L1_FIRMWARE_BYTES,
+    L1_KERNEL_CONFIG_BYTES,
+    L1_RESERVED_BYTES,
+    MAX_RUNTIME_ARGS,
+    MAX_SEMAPHORES,
+    NUM_CIRCULAR_BUFFERS,
+    SEMAPHORE_STRIDE,
+)
 
 
 class DataFormat(enum.IntEnum):

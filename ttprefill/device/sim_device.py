@@ -20,13 +20,13 @@ from .program import (
     Role,
 )
 from .tensor import DeviceTensor
+from ttprefill.hw import CLOCK_HZ
 
 _ROLE_CODES = {Role.RISCV_0: 0, Role.RISCV_1: 1, Role.COMPUTE: 2}
 # The timing model's cost settings (sim/src/timing.h, CostSetting): the costs no Wormhole measurement pins
 # down taken at the low end of their ranges, the central value or the high end (docs/TIMING.md).
 COST_SETTINGS = {"low": 0, "central": 1, "high": 2}
 DEFAULT_COST_SETTING = "central"
-CLOCK_HZ = 1.0e9  # Wormhole's clock (WORMHOLE.md): modeled seconds = cycles / 1e9
 
 
 class SimError(RuntimeError):

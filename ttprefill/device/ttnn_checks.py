@@ -28,16 +28,9 @@ from .program import (
 from .tt_device import program_to_descriptor
 from .ttnn_env import import_ttnn
 
-# What circular buffers may use of a core's L1: all of it above the reserved bottom (program.py says
-# what that holds). ttnn's allocator places a program's CBs from that base up; above L1_BYTES it
-# rejects the program.
-HARDWARE_CB_BUDGET = L1_BYTES - L1_RESERVED_BYTES
-# tt-metal's limit on runtime args per kernel per core, unique plus common (its max_runtime_args:
-# a 4096-byte dispatch packet shared by three kernels, 4096 / (3 * 4) = 341).
-MAX_RUNTIME_ARGS = 341
-# tt-metal's semaphores per core (tt::tt_metal::NUM_SEMAPHORES).
-MAX_SEMAPHORES = 16
-NUM_CIRCULAR_BUFFERS = 32
+# The limits the card holds a program to (ttprefill.hw says where each comes from).
+from ttprefill.hw import L1_CB_BUDGET_BYTES as HARDWARE_CB_BUDGET
+from ttprefill.hw import MAX_RUNTIME_ARGS, MAX_SEMAPHORES, NUM_CIRCULAR_BUFFERS  # noqa: F401
 
 
 class ProgramRejected(ValueError):

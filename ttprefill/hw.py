@@ -1,0 +1,80 @@
+"""The one home of Wormhole's hardware figures the host side uses: clock, Tensix grid, L1 layout,
+DRAM, NoC and FPU peaks, and tt-metal's per-program limits.
+
+Every module that needs one of these imports it from here (device/program.py re-exports the layout
+figures program builders have always read from it). The figures the simulator's timing model also
+holds (sim/src/timing.h) are mirrors: tests/test_hw_constants.py reads the C++ constexprs and
+compares them. Imports nothing from ttprefill, so every layer may import it.
+"""
+
+from __future__ import annotations
+
+# ---- Clock
+# 1 GHz (ISA doc BabyRISCV, MatrixUnit); mirrors timing.h kClockHz. Modeled seconds = cycles / CLOCK_HZ.
+CLOCK_HZ = 1.0e9
+
+# ---- Tensix grid, as tt-metal exposes it to kernels (WORMHOLE.md, tech_reports/GEMM_FLOPS)
+GRID_X = 8
+GRID_Y = 8
+MAX_CORES = GRID_X * GRID_Y
+
+# ---- L1 of one Tensix core
+# Usable L1 per core (WORMHOLE.md, TensixTile/L1.md).
+L1_BYTES = 1_499_136
+# Where circular buffers may start in L1, as the pinned ttnn lays a Wormhole worker core out: first
+# firmware, mailboxes and fabric tables up to the memory map's MEM_MAP_END (dev_mem_map.h), then the
+# kernel-config buffer tt-metal's host reserves above them for kernel binaries, runtime args and
+# semaphores (69 KiB on Wormhole, a host-side setting with no header of its own). Their sum is
+# ttnn.get_allocator_base_address(device, L1), where its L1 allocator and CB placement begin:
+# tests/host/test_descriptors.py recomputes MEM_MAP_END from the headers, tests/host/mock reads the
+# base from ttnn on the mock cluster.
+L1_FIRMWARE_BYTES = 35_168
+L1_KERNEL_CONFIG_BYTES = 69 * 1024
+L1_RESERVED_BYTES = L1_FIRMWARE_BYTES + L1_KERNEL_CONFIG_BYTES
+# What circular buffers may use of a core's L1: everything above the reserved bottom. ttnn's allocator
+# places a program's CBs from that base up and rejects a program that reaches past L1_BYTES.
+L1_CB_BUDGET_BYTES = L1_BYTES - L1_RESERVED_BYTES
+CB_ALIGNMENT = 32  # circular buffers start on this boundary in L1
+
+# ---- tt-metal's per-program limits
+# Runtime args plus common runtime args of one kernel on one core: a 4096-byte dispatch packet shared
+# by three kernels, 4096 / (3 * 4) = 341 (tt-metal's max_runtime_args).
+MAX_RUNTIME_ARGS = 341
+NUM_CIRCULAR_BUFFERS = 32
+MAX_SEMAPHORES = 16  # per core (tt::tt_metal::NUM_SEMAPHORES)
+SEMAPHORE_STRIDE = 16  # bytes between a core's semaphores in the simulator's L1
+
+# ---- DRAM
+DRAM_BANKS = 12
+# GDDR6 per Wormhole chip (WORMHOLE.md, DRAMTile/README.md): what a device-resident cache can hold at most.
+DRAM_BYTES_PER_CHIP = 12 * 2**30
+DRAM_ALIGNMENT = 32  # page sizes are padded to this in DRAM (tt-metal's DRAM alignment)
+# 24 GB/s per channel (DRAMTile/README.md); mirrors timing.h kDramChannelPeakBytesPerCycle.
+DRAM_CHANNEL_PEAK_BYTES_PER_CYCLE = 24.0
+# The chip's peak: 12 channels x 24 B/cycle = 288 B/cycle at 1 GHz (288 GB/s). Rooflines and bounds use it.
+DRAM_PEAK_BYTES_PER_CYCLE = DRAM_BANKS * DRAM_CHANNEL_PEAK_BYTES_PER_CYCLE
+# One core's own steady DRAM traffic (tt-metal data_movement perf plots, wormhole_b0); mirrors timing.h
+# kCoreDramReadBytesPerCycle / kCoreDramWriteBytesPerCycle.
+CORE_DRAM_READ_BYTES_PER_CYCLE = 22.2
+CORE_DRAM_WRITE_BYTES_PER_CYCLE = 21.8
+# What the attention planner expects the chip's DRAM to deliver under all cores' load: 12 banks at one
+# core's read rate (22.2 B/cycle) at ~90 % efficiency under contention, about 240 B/cycle. An estimate
+# for ranking plans (range ~200-246: timing.h's loaded DRAM efficiency 0.75-0.925 of the 12 x 22.2), not a
+# peak: bounds use DRAM_PEAK_BYTES_PER_CYCLE.
+DRAM_PLANNING_BYTES_PER_CYCLE = 240.0
+
+# ---- NoC
+# A NoC link: 30 B/cycle (tt-npe's link model); mirrors timing.h kNocLinkBytesPerCycle.
+NOC_LINK_BYTES_PER_CYCLE = 30.0
+# Each core injects into 2 NoCs at up to a link's rate each.
+NOC_PORT_BYTES_PER_CYCLE = 2 * NOC_LINK_BYTES_PER_CYCLE
+
+# ---- FPU
+# One 8x16 by 16x16 multiply per cycle per core at LoFi = 4096 FLOP/cycle; each fidelity phase divides
+# it (WORMHOLE.md, tech_reports/matrix_engine).
+FPU_FLOPS_PER_CYCLE_LOFI = 2 * 8 * 16 * 16
+
+
+def fpu_peak_flops_per_cycle(cores: int, fidelity) -> float:
+    """The FPU peak of `cores` cores at a math fidelity (anything with `.phases`: device.program.MathFidelity)."""
+    return cores * FPU_FLOPS_PER_CYCLE_LOFI / fidelity.phases
