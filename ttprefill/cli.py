@@ -134,8 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     prefill = sub.add_parser("prefill", help="prefill one prompt and print the last token's logits")
     _add_backend(prefill, with_torch=True)
     prefill.add_argument("--tokens", help="file of whitespace-separated token ids ('-' for stdin)")
-    prefill.add_argument("--text", help="text to tokenize with --tokenizer")
-    prefill.add_argument("--tokenizer", help="a local tokenizer directory (Hugging Face tokenizer.json)")
+    prefill.add_argument("--text", help="the prompt as text, tokenized with the model folder's tokenizer.json "
+                         "(or --tokenizer)")
+    prefill.add_argument("--tokenizer", help="a folder with a Hugging Face tokenizer.json (default: the --model folder)")
     prefill.add_argument("--model", default="tiny", help="preset name or a directory with config.json + safetensors")
     prefill.add_argument("--chunk", type=_positive_int, default=256, help="tokens per device chunk")
     prefill.add_argument("--checkpoint-every", type=_positive_int, default=4, help="GDN checkpoint every N cache blocks")

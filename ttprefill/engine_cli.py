@@ -12,23 +12,47 @@ from ttprefill.engine import Engine, EngineError, EngineOptions
 
 
 def read_tokens(args) -> list[int]:
-    if args.tokens and args.text:
+    if args.tokens and args.text is not None:
         raise EngineError("give either --tokens or --text, not both")
     if args.tokens:
         return _read_token_file(args.tokens)
     if args.text is not None:
-        if not args.tokenizer:
-            raise EngineError("--text needs --tokenizer DIR (a local directory with tokenizer.json)")
-        try:
-            from tokenizers import Tokenizer
-        except ImportError:
-            raise EngineError("--text needs the `tokenizers` package (pip install tokenizers)") from None
+        return encode_text(args.text, _tokenizer_path(args))
+    raise EngineError("give the prompt with --tokens FILE (or - for stdin) or --text")
+
+
+def _tokenizer_path(args) -> Path:
+    """--tokenizer when given; otherwise the model folder's own tokenizer.json."""
+    if args.tokenizer:
         path = Path(args.tokenizer)
         path = path / "tokenizer.json" if path.is_dir() else path
         if not path.is_file():
-            raise EngineError(f"no tokenizer.json at {args.tokenizer}")
-        return Tokenizer.from_file(str(path)).encode(args.text).ids
-    raise EngineError("give the prompt with --tokens FILE (or - for stdin) or --text with --tokenizer")
+            raise EngineError(f"--tokenizer {args.tokenizer}: no tokenizer.json there")
+        return path
+    model = Path(args.model)
+    if not model.is_dir():
+        raise EngineError(f"--text needs a tokenizer: --model {args.model} is a preset with random weights and no "
+                          "tokenizer; give --tokenizer DIR (a folder with tokenizer.json) or --tokens FILE")
+    path = model / "tokenizer.json"
+    if not path.is_file():
+        raise EngineError(f"--text: the model folder {model} has no tokenizer.json; copy the checkpoint's "
+                          "tokenizer.json there, give --tokenizer DIR, or give --tokens FILE")
+    return path
+
+
+def encode_text(text: str, tokenizer_json: Path) -> list[int]:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise EngineError("--text needs the `tokenizers` package (scripts/setup-env installs it)") from None
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_json))
+    except Exception as e:  # the library raises a bare Exception for a malformed file
+        raise EngineError(f"{tokenizer_json} is not a Hugging Face tokenizer.json: {e}") from None
+    ids = tokenizer.encode(text).ids
+    if not ids:
+        raise EngineError("--text gave no tokens; give a non-empty prompt")
+    return ids
 
 
 def _read_token_file(name: str) -> list[int]:
