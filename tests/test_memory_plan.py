@@ -1,0 +1,70 @@
+"""The memory plan: device bytes of a model's resident weights, cache and states against a chip's DRAM.
+
+Expected sizes are worked out here from the published Qwen3.5-9B dimensions (hidden 4096, 32 layers of which
+8 attention, GDN 16 q/k heads and 32 v heads of 128, attention 16 q / 4 kv heads of 256, MLP 12288, vocab
+248320) and tt-metal's tile sizes (bf16 2,048 bytes a tile, bfp8_b 1,088), not from the code under test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ttprefill.hw import DRAM_BYTES_PER_CHIP
+from ttprefill.model.config import get_preset
+from ttprefill.model.memory_plan import MemoryPlanError, plan_memory, state_bytes, weight_bytes
+
+GB = 1e9
+
+
+def _qwen35_9b_tiles():
+    """(matrix tiles, bf16 vector/conv tiles) of Qwen3.5-9B without the embedding."""
+    t = lambda rows, cols: (rows // 32) * (cols // 32)  # noqa: E731 - every dimension here is a multiple of 32
+    gdn = t(2 * 16 * 128 + 32 * 128, 4096) + t(4096, 4096) + 2 * t(32, 4096) + t(4096, 4096)
+    attention = t(16 * 2 * 256, 4096) + 2 * t(4 * 256, 4096) + t(4096, 16 * 256)
+    mlp = 3 * t(12288, 4096)
+    lm_head = t(248320, 4096)
+    matrices = 24 * gdn + 8 * attention + 32 * mlp + lm_head
+    # Vectors as one padded tile row each: 2 layer norms of 4096 (128 tiles each) per layer and the final one;
+    # GDN: conv taps (4 rows x 8192 channels: 256 tiles), A_log and dt_bias (1 tile each), the gated norm (4);
+    # attention: q_norm and k_norm of 256 (8 tiles each).
+    vectors = 32 * 2 * 128 + 128 + 24 * (256 + 1 + 1 + 4) + 8 * (8 + 8)
+    return matrices, vectors
+
+
+@pytest.mark.parametrize("fmt,tile_bytes", [("bf16", 2048), ("bfp8", 1088)])
+def test_weight_bytes_of_qwen35_9b_from_its_published_shapes(fmt, tile_bytes):
+    matrices, vectors = _qwen35_9b_tiles()
+    assert weight_bytes(get_preset("qwen3.5-9b"), fmt) == matrices * tile_bytes + vectors * 2048
+
+
+def test_gdn_states_are_fp32_recurrent_and_conv_per_gdn_layer():
+    per_layer = 32 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 32 * 128) * 4
+    assert state_bytes(get_preset("qwen3.5-9b")) == 24 * per_layer
+
+
+def test_9b_needs_bfp8_weights_on_one_chip():
+    config = get_preset("qwen3.5-9b")
+    kv_32k = 8 * 2 * 4 * 256 * 32768 * 2  # 8 attention layers' K and V pages for 32k tokens, bf16
+    with pytest.raises(MemoryPlanError) as e:
+        plan_memory(config, weight_format="bf16", cache_budget_bytes=kv_32k, chunk_tokens=2048).check()
+    message = str(e.value)
+    assert "does not fit" in message and "bfp8 weights" in message and "weights 15.9" in message
+    plan = plan_memory(config, weight_format="bfp8", cache_budget_bytes=kv_32k, chunk_tokens=2048).check()
+    assert plan.fits and plan.total <= DRAM_BYTES_PER_CHIP
+
+
+def test_27b_needs_a_mesh_and_fits_eight_chips():
+    config = get_preset("qwen3.5-27b")
+    with pytest.raises(MemoryPlanError, match="more chips"):
+        plan_memory(config, weight_format="bfp8", cache_budget_bytes=1 << 30, chunk_tokens=2048).check()
+    plan = plan_memory(config, weight_format="bfp8", cache_budget_bytes=1 << 30, chunk_tokens=2048, chips=8)
+    assert plan.fits
+    assert plan.parts["weights"] < 27e9 * 1.0625 / 8 + 0.1 * GB
+
+
+def test_bad_arguments_are_named():
+    config = get_preset("tiny")
+    with pytest.raises(MemoryPlanError, match="weight format 'fp8'"):
+        plan_memory(config, weight_format="fp8", cache_budget_bytes=0, chunk_tokens=32)
+    with pytest.raises(MemoryPlanError, match="chips"):
+        plan_memory(config, weight_format="bf16", cache_budget_bytes=0, chunk_tokens=32, chips=0)

@@ -1,0 +1,124 @@
+"""Whether a model fits one device's DRAM, worked out before any weight is loaded.
+
+On the device a prefill keeps three things in DRAM at once:
+- the resident weights: every parameter but the token embedding (its lookup is a host gather of a few
+  rows per chunk), each matrix tiled into 32x32 tiles of the chosen format; norm weights and the GDN
+  per-head vectors stay bf16 (tiny, and they set the scale of everything after them);
+- the prefix cache's device budget: attention K/V pages plus device-tier GDN checkpoints (one budget,
+  `cache_budget_bytes`, that the cache itself enforces);
+- one chunk's working set: the live GDN conv and recurrent states of every GDN layer (fp32, as the
+  scan carries them) and the activations of the widest op of a chunk.
+
+The plan reports each part in bytes and refuses, with the numbers and the ways out, when their sum
+passes the chip's DRAM (hw.DRAM_BYTES_PER_CHIP). Sizes of the formats follow tt-metal's tile layouts:
+bf16 2 bytes an element; bfp8_b a shared 8-bit exponent per 16 values, 1,088 bytes a 1,024-value tile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ttprefill.hw import DRAM_BYTES_PER_CHIP
+from ttprefill.model.config import ModelConfig
+from ttprefill.model.weights import parameter_shapes
+
+TILE = 32
+TILE_BYTES = {"bf16": TILE * TILE * 2, "bfp8": TILE * TILE + TILE * TILE // 16, "fp32": TILE * TILE * 4}
+WEIGHT_FORMATS = ("bf16", "bfp8")
+HOST_ONLY_WEIGHTS = ("model.embed_tokens.weight",)
+# A chunk's activations: the residual stream in and out, the normed copy, and the widest projection's
+# output, all bf16; the MLP's gate and up outputs (2 x intermediate) are the widest in every preset.
+ACTIVATION_COPIES_OF_HIDDEN = 3
+
+
+class MemoryPlanError(ValueError):
+    """The model does not fit: the message has each part in GB and what to change."""
+
+
+def _tiles(rows: int, cols: int) -> int:
+    return -(-rows // TILE) * -(-cols // TILE)
+
+
+def weight_bytes(config: ModelConfig, weight_format: str) -> int:
+    """Device bytes of the resident weights: matrices in `weight_format`, vectors in bf16 (a 1 x n row
+    padded to whole tiles, as a tiled device tensor holds it)."""
+    if weight_format not in WEIGHT_FORMATS:
+        raise MemoryPlanError(f"weight format {weight_format!r} is not one of {WEIGHT_FORMATS}")
+    total = 0
+    for name, shape in parameter_shapes(config).items():
+        if name in HOST_ONLY_WEIGHTS:
+            continue
+        if len(shape) == 2:
+            total += _tiles(*shape) * TILE_BYTES[weight_format]
+        elif len(shape) == 3:  # the depthwise conv taps [channels, 1, kernel]: kernel rows of channels
+            total += _tiles(shape[2], shape[0]) * TILE_BYTES["bf16"]
+        else:
+            total += _tiles(1, shape[0]) * TILE_BYTES["bf16"]
+    return total
+
+
+def state_bytes(config: ModelConfig) -> int:
+    """The live GDN states of every GDN layer: recurrent [HV, K, V] and conv [kernel - 1, channels], fp32."""
+    recurrent = config.gdn_num_v_heads * config.gdn_key_head_dim * config.gdn_value_head_dim * 4
+    conv = config.gdn_conv_state_len * config.gdn_conv_channels * 4
+    return len(config.gdn_layers) * (recurrent + conv)
+
+
+def activation_bytes(config: ModelConfig, chunk_tokens: int) -> int:
+    rows = -(-chunk_tokens // TILE) * TILE
+    widest = max(2 * config.intermediate_size, config.gdn_conv_channels + 2 * config.gdn_value_dim,
+                 config.attn_num_heads * 2 * config.attn_head_dim)
+    return rows * (ACTIVATION_COPIES_OF_HIDDEN * config.hidden_size + widest) * 2
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    model: str
+    weight_format: str
+    chips: int
+    parts: dict[str, int] = field(default_factory=dict)  # bytes on each chip, by kind
+    capacity: int = DRAM_BYTES_PER_CHIP
+
+    @property
+    def total(self) -> int:
+        return sum(self.parts.values())
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.capacity
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{k} {v / 1e9:.2f} GB" for k, v in self.parts.items())
+        return (f"{self.model} ({self.weight_format} weights, {self.chips} chip(s)): {parts}; "
+                f"total {self.total / 1e9:.2f} GB of {self.capacity / 1e9:.2f} GB per chip")
+
+    def check(self) -> "MemoryPlan":
+        if self.fits:
+            return self
+        ways = []
+        if self.weight_format == "bf16":
+            ways.append("bfp8 weights")
+        ways += ["a smaller cache budget", "a shorter chunk", "more chips (a mesh)"]
+        raise MemoryPlanError(f"does not fit: {self.describe()}; try {', '.join(ways)}")
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "weight_format": self.weight_format, "chips": self.chips,
+                "parts_bytes": dict(self.parts), "total_bytes": self.total, "capacity_bytes": self.capacity,
+                "fits": self.fits}
+
+
+def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: int, chunk_tokens: int,
+                chips: int = 1) -> MemoryPlan:
+    """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel);
+    a chunk's activations are needed whole on each chip."""
+    if chips < 1:
+        raise MemoryPlanError(f"chips must be at least 1, got {chips}")
+    if cache_budget_bytes < 0 or chunk_tokens < 1:
+        raise MemoryPlanError("cache_budget_bytes must be >= 0 and chunk_tokens >= 1")
+    parts = {
+        "weights": -(-weight_bytes(config, weight_format) // chips),
+        "cache": -(-cache_budget_bytes // chips),
+        "gdn_states": -(-state_bytes(config) // chips),
+        "activations": activation_bytes(config, chunk_tokens),
+    }
+    return MemoryPlan(config.name, weight_format, chips, parts)
