@@ -17,6 +17,7 @@ from ttprefill.device import program as program_module
 from ttprefill.device.formats import round_to_bf16
 from ttprefill.device.program import L1OverflowError
 from ttprefill.ops import gdn
+from ttprefill.ops.gdn.benchmark import gdn_bench
 from ttprefill.reference import gdn as ref
 from ttprefill.reference.inputs import gdn_inputs
 from ttprefill.reference.metrics import pcc, rel_rms
@@ -370,7 +371,7 @@ def test_checkpoint_equals_state_of_shorter_call(sim):
 
 # ------------------------------------------------------------------------------------------------ other stages
 
-LAYER_DIMS = gdn.LayerDims(2, 4, 64, 64)
+LAYER_DIMS = gdn.GdnDims(2, 4, 64, 64)
 
 
 @pytest.mark.parametrize("T", [1, 2, 33, 100])
@@ -432,7 +433,7 @@ def test_gated_norm_stage(sim, V):
 # ------------------------------------------------------------------------------------------------ the whole layer core
 
 
-def layer_case(T, dims: gdn.LayerDims, seed=0):
+def layer_case(T, dims: gdn.GdnDims, seed=0):
     rng = np.random.default_rng(seed)
     c, hv = dims.conv_channels, dims.v_heads
     params = ref.GdnLayerParams(dims.qk_heads, hv, dims.key_dim, dims.value_dim,
@@ -448,9 +449,9 @@ def layer_case(T, dims: gdn.LayerDims, seed=0):
 
 
 @pytest.mark.parametrize("T,dims,chunk", [
-    (300, gdn.LayerDims(2, 4, 64, 64), 64),
-    (65, gdn.LayerDims(16, 48, 128, 128), 64),
-    (100, gdn.LayerDims(1, 2, 128, 256), 32),
+    (300, gdn.GdnDims(2, 4, 64, 64), 64),
+    (65, gdn.GdnDims(16, 48, 128, 128), 64),
+    (100, gdn.GdnDims(1, 2, 128, 256), 32),
 ])
 def test_layer_core_end_to_end(sim, T, dims, chunk):
     params, x = layer_case(T, dims, seed=T)
@@ -465,7 +466,7 @@ def test_layer_core_end_to_end(sim, T, dims, chunk):
 
 
 def test_layer_core_pieces_equal_whole(sim):
-    dims = gdn.LayerDims(2, 4, 64, 64)
+    dims = gdn.GdnDims(2, 4, 64, 64)
     params, x = layer_case(300, dims, seed=4)
     y_all, cs_all, s_all, _ = gdn.gdn_layer(sim, x["qkv"], x["z"], x["a"], x["b"], params, x["conv_state"],
                                             x["recurrent_state"], 64)
@@ -569,7 +570,7 @@ def test_l1_overflow_names_the_chunk(monkeypatch):
 
     monkeypatch.setattr(program_module, "L1_BYTES", 400 * 1024)  # the conv fits, the scan does not
     device = OfflineDevice()
-    dims = gdn.LayerDims(1, 1, 128, 256)
+    dims = gdn.GdnDims(1, 1, 128, 256)
     t = gdn.allocate_layer_tensors(device, dims, 256, 128)
     with pytest.raises(L1OverflowError, match="chunk 128 does not fit L1.*lower the chunk"):
         gdn.layer_programs(device, dims, 256, 128, t)
@@ -602,7 +603,7 @@ def test_bench_small_shape():
 
     args = argparse.Namespace(seq=100, qk_heads=1, v_heads=2, key_dim=64, value_dim=64, chunk=32, batch=2,
                               fidelity=None, backend="sim", timing_only=False, trace=None)
-    out = gdn.gdn_bench(args)
+    out = gdn_bench(args)
     for key in ("wall_s", "modeled_cycles", "modeled_s", "tflops", "fpu_util", "pcc", "rel_rms", "shape"):
         assert key in out, key
     assert out["pcc"] >= PCC_MIN and out["rel_rms"] <= REL_RMS_MAX
@@ -617,7 +618,7 @@ def test_modeled_scan_cycles_regression_guard():
 
     args = argparse.Namespace(seq=1024, qk_heads=16, v_heads=48, key_dim=128, value_dim=128, chunk=64, batch=1,
                               fidelity=None, backend="sim", timing_only=True, trace=None)
-    out = gdn.gdn_bench(args)
+    out = gdn_bench(args)
     assert "gdn_scan_fused" in out["programs"]
     scan_cycles = out["programs"]["gdn_gate_vectors"] + out["programs"]["gdn_scan_fused"]
     # Timing model 2.1, central setting, helpers re-planned for it: 520,618 cycles (0.268 of the bound).

@@ -15,6 +15,7 @@ from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.device.sim_device import SimDevice
 from ttprefill.device.trace import chrome_trace
 from ttprefill.ops import examples
+from ttprefill.ops.gdn.benchmark import gdn_bench
 from ttprefill.timing import utilisation
 
 
@@ -60,7 +61,7 @@ def test_timing_only_matches_a_full_run_for_the_gdn_layer():
     for timing_only in (False, True):
         args = argparse.Namespace(seq=192, qk_heads=16, v_heads=48, key_dim=128, value_dim=128, chunk=64, batch=1,
                                   fidelity=None, backend="sim", timing_only=timing_only, trace=None)
-        runs.append(gdn.gdn_bench(args)["programs"])
+        runs.append(gdn_bench(args)["programs"])
     assert "gdn_scan_fused" in runs[0] and runs[0] == runs[1]
 
 

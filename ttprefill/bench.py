@@ -124,7 +124,7 @@ def run(what: str, args) -> dict:
 
         return attention_bench(args)
     if what == "gdn":
-        from ttprefill.ops.gdn import gdn_bench
+        from ttprefill.ops.gdn.benchmark import gdn_bench
 
         return gdn_bench(args)
     if what == "engine":

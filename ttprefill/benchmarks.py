@@ -47,7 +47,7 @@ def attention_sweep(contexts, shapes) -> list[dict]:
 
 
 def gdn_sweep(contexts, qk_heads, v_heads, key_dim, value_dim, batch=1) -> list[dict]:
-    from ttprefill.ops.gdn import gdn_bench
+    from ttprefill.ops.gdn.benchmark import gdn_bench
 
     out = []
     for seq in contexts:

@@ -88,7 +88,7 @@ def cgdr_modeled_s(qk_heads: int, v_heads: int, key_dim: int, value_dim: int, to
 
 
 def gdn_with_peer(args) -> dict:
-    from ttprefill.ops.gdn import gdn_bench
+    from ttprefill.ops.gdn.benchmark import gdn_bench
 
     ours, peer, full = {}, {}, {}
     for costs in SETTINGS:

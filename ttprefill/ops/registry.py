@@ -54,13 +54,19 @@ def register(name: str) -> Callable[[Callable[[], Program]], Callable[[], Progra
 
 
 def discover() -> dict[str, Callable[[], Program]]:
-    """Import every module of ttprefill.ops (so their @register lines run) and return the registry."""
+    """Import every module of ttprefill.ops, and the `registered` module of every op package (an
+    ops/<family>/ package keeps its @register lines there), and return the registry."""
     import importlib
+    import importlib.util
     import pkgutil
 
     import ttprefill.ops as ops
 
     for module in pkgutil.iter_modules(ops.__path__):
-        if module.name != "registry":
-            importlib.import_module(f"ttprefill.ops.{module.name}")
+        if module.name == "registry":
+            continue
+        importlib.import_module(f"ttprefill.ops.{module.name}")
+        registered = f"ttprefill.ops.{module.name}.registered"
+        if module.ispkg and importlib.util.find_spec(registered) is not None:
+            importlib.import_module(registered)
     return TEST_PROGRAMS
