@@ -1,0 +1,77 @@
+"""The shape of a dense projection and the projections of a Qwen3.5 layer stack."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ttprefill.device.program import DataFormat
+
+TILE = 32
+ACTIVATION_FORMATS = (DataFormat.Float16_b,)
+WEIGHT_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b)
+OUTPUT_FORMATS = (DataFormat.Float16_b, DataFormat.Float32)
+
+
+class LinearShapeError(ValueError):
+    """A projection the dense op cannot run as asked; the message names the argument."""
+
+
+@dataclass(frozen=True)
+class LinearShape:
+    """out [tokens, n_out] = x [tokens, k_in] @ W^T, W [n_out, k_in] (the checkpoint's layout)."""
+
+    tokens: int
+    k_in: int
+    n_out: int
+    weight_format: DataFormat = DataFormat.Float16_b
+    out_format: DataFormat = DataFormat.Float16_b
+    fp32_acc: bool = False  # fp32 DST accumulation (and fp32 partials between K blocks)
+
+    def __post_init__(self):
+        for name in ("tokens", "k_in", "n_out"):
+            if getattr(self, name) < 1:
+                raise LinearShapeError(f"{name} must be positive; got {getattr(self, name)}")
+        if self.weight_format not in WEIGHT_FORMATS:
+            raise LinearShapeError(f"weight_format {self.weight_format!r}: choose one of "
+                                   f"{[f.name for f in WEIGHT_FORMATS]}")
+        if self.out_format not in OUTPUT_FORMATS:
+            raise LinearShapeError(f"out_format {self.out_format!r}: choose one of {[f.name for f in OUTPUT_FORMATS]}")
+
+    @property
+    def mt(self) -> int:
+        return -(-self.tokens // TILE)
+
+    @property
+    def kt(self) -> int:
+        return -(-self.k_in // TILE)
+
+    @property
+    def nt(self) -> int:
+        return -(-self.n_out // TILE)
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.tokens * self.k_in * self.n_out
+
+
+def projection_shapes(config, tokens: int) -> dict[str, tuple[int, int]]:
+    """(k_in, n_out) of every projection of one layer kind, by its checkpoint name (weights.py), plus the
+    LM head. GDN: in_proj_qkv/z/b/a, out_proj; attention: q_proj (query and output gate, 2 D per head),
+    k_proj, v_proj, o_proj; MLP: gate/up/down."""
+    del tokens  # the token count does not change the weight shapes; kept for a uniform call site
+    h, d = config.hidden_size, config.attn_head_dim
+    return {
+        "linear_attn.in_proj_qkv": (h, config.gdn_conv_channels),
+        "linear_attn.in_proj_z": (h, config.gdn_value_dim),
+        "linear_attn.in_proj_b": (h, config.gdn_num_v_heads),
+        "linear_attn.in_proj_a": (h, config.gdn_num_v_heads),
+        "linear_attn.out_proj": (config.gdn_value_dim, h),
+        "self_attn.q_proj": (h, 2 * config.attn_num_heads * d),
+        "self_attn.k_proj": (h, config.attn_num_kv_heads * d),
+        "self_attn.v_proj": (h, config.attn_num_kv_heads * d),
+        "self_attn.o_proj": (config.attn_num_heads * d, h),
+        "mlp.gate_proj": (h, config.intermediate_size),
+        "mlp.up_proj": (h, config.intermediate_size),
+        "mlp.down_proj": (config.intermediate_size, h),
+        "lm_head": (h, config.vocab_size),
+    }
