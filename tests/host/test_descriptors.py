@@ -155,3 +155,21 @@ def test_unpack_to_dest_and_bfp8_packing_reach_the_compute_config(ttnn):
     compute.compute_config = replace(compute.compute_config, fp32_dest_acc_en=False)
     with pytest.raises(ProgramRejected, match="UnpackToDestFp32 needs fp32_dest_acc_en"):
         check_program_against_ttnn(program, ttnn)
+
+
+def test_cb_alias_is_one_descriptor_with_a_format_per_index(ttnn):
+    from ttprefill.device.program import CBAlias
+
+    program = copy_program(1, 1)
+    cores = CoreRangeSet.grid(1, 1)
+    program.circular_buffers.append(CircularBuffer(4, DataFormat.Float16_b, 2048, 4, cores,
+                                                   aliases=(CBAlias(5, DataFormat.Float32, 4096),)))
+    descriptor = program_to_descriptor(program, ttnn)
+    shared = descriptor.cbs[-1]
+    assert shared.total_size == 4 * 2048
+    assert [(f.buffer_index, f.page_size, f.data_format_as_uint8) for f in shared.format_descriptors] == [
+        (4, 2048, TT_DATA_FORMAT[DataFormat.Float16_b]), (5, 4096, TT_DATA_FORMAT[DataFormat.Float32])]
+    report = check_program_against_ttnn(program, ttnn)
+    assert report.problems == []
+    # The alias takes no L1 of its own: the copy program's two CBs of 2 pages, then the shared 4 pages.
+    assert report.cb_bytes_per_core == {(0, 0): 2 * 2 * 2048 + 4 * 2048}

@@ -212,7 +212,8 @@ def cb_format_defines(kernel: Kernel, circular_buffers) -> dict[str, str]:
     cores = set(kernel.cores.cores())
     for cb in circular_buffers:
         if cores & set(cb.cores.cores()):
-            formats[cb.index] = int(cb.data_format)
+            for v in cb.views():
+                formats[v.index] = int(v.data_format)
     return {"TTSIM_CB_FORMATS": ",".join(str(f) for f in formats)}
 # ------------------------------------------------------------------------------------------------------
 

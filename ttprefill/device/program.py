@@ -152,16 +152,46 @@ class CoreRangeSet:
 
 
 @dataclass(frozen=True)
+class CBAlias:
+    """A further CB index over the L1 of a CircularBuffer, with its own data format, page size and
+    read/write pointers over the same bytes (ttnn: one CBDescriptor with several format_descriptors;
+    tt-metal's matmul factories lay their partials CB over the output CB this way when the formats
+    allow). Its page count is the allocation's size over its page size."""
+
+    index: int
+    data_format: DataFormat
+    page_size: int
+
+
+@dataclass(frozen=True)
+class CBView:
+    """One CB index as a kernel sees it: an allocation's own index or one of its aliases."""
+
+    index: int
+    data_format: DataFormat
+    page_size: int
+    num_pages: int
+
+
+@dataclass(frozen=True)
 class CircularBuffer:
     index: int
     data_format: DataFormat
     page_size: int
     num_pages: int
     cores: CoreRangeSet
+    # Further CB indices sharing this allocation (no L1 of their own).
+    aliases: tuple[CBAlias, ...] = ()
 
     @property
     def total_size(self) -> int:
         return self.page_size * self.num_pages
+
+    def views(self) -> list[CBView]:
+        """This CB's index and each alias, each with the pages it sees of the one allocation."""
+        own = CBView(self.index, self.data_format, self.page_size, self.num_pages)
+        return [own] + [CBView(a.index, a.data_format, a.page_size, self.total_size // a.page_size)
+                        for a in self.aliases]
 
 
 @dataclass(frozen=True)
@@ -191,7 +221,8 @@ def float32_cbs(circular_buffers: Iterable[CircularBuffer], indices: Iterable[in
     """Those of `indices` whose circular buffer holds Float32: what ComputeConfig.unpack_to_dest_fp32
     may name (the mode is for 32-bit data)."""
     wanted = set(indices)
-    return frozenset(cb.index for cb in circular_buffers if cb.index in wanted and cb.data_format is DataFormat.Float32)
+    return frozenset(v.index for cb in circular_buffers for v in cb.views()
+                     if v.index in wanted and v.data_format is DataFormat.Float32)
 
 
 @dataclass(frozen=True)
@@ -280,7 +311,7 @@ class Program:
         return [cb for cb in self.circular_buffers if core in cb.cores]
 
     def l1_bytes_on(self, core: CoreCoord) -> int:
-        """L1 a core needs: the reserved bottom plus every CB, each padded to CB_ALIGNMENT."""
+        """L1 a core needs: the reserved bottom plus every CB, each padded to CB_ALIGNMENT (aliases add none)."""
         return L1_RESERVED_BYTES + sum(-(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
                                        for cb in self.circular_buffers_on(core))
 
@@ -309,16 +340,23 @@ class Program:
                                        f"{k.name}); each processor runs one kernel")
                 roles_on[(c, k.role)] = k.name
         for cb in self.circular_buffers:
-            if not 0 <= cb.index < NUM_CIRCULAR_BUFFERS:
-                raise ProgramError(f"circular buffer index {cb.index} is out of range 0..{NUM_CIRCULAR_BUFFERS - 1}")
             if cb.page_size <= 0 or cb.num_pages <= 0:
                 raise ProgramError(f"circular buffer {cb.index} needs a positive page size and page count")
+            for a in cb.aliases:
+                if a.page_size <= 0 or cb.total_size % a.page_size:
+                    raise ProgramError(
+                        f"circular buffer {a.index} aliases the {cb.total_size} B of circular buffer {cb.index} but "
+                        f"its page of {a.page_size} B does not divide them; size the allocation in whole pages of both")
+            for v in cb.views():
+                if not 0 <= v.index < NUM_CIRCULAR_BUFFERS:
+                    raise ProgramError(f"circular buffer index {v.index} is out of range 0..{NUM_CIRCULAR_BUFFERS - 1}")
         for core in self.all_cores():
             seen: set[int] = set()
             for cb in self.circular_buffers_on(core):
-                if cb.index in seen:
-                    raise ProgramError(f"circular buffer {cb.index} defined twice on core {tuple(core)}")
-                seen.add(cb.index)
+                for v in cb.views():
+                    if v.index in seen:
+                        raise ProgramError(f"circular buffer {v.index} defined twice on core {tuple(core)}")
+                    seen.add(v.index)
             used = self.l1_bytes_on(core)
             if used > L1_BYTES:
                 detail = ", ".join(

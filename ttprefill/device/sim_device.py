@@ -232,7 +232,9 @@ class SimDevice:
         for core in program.all_cores():
             offset = L1_RESERVED_BYTES
             for cb in sorted(program.circular_buffers_on(core), key=lambda c: c.index):
-                out.append({"core": (core.x, core.y), "index": cb.index, "format": int(cb.data_format),
-                            "page_size": cb.page_size, "num_pages": cb.num_pages, "l1_offset": offset})
+                # An alias is one more CB index over the same bytes: same offset, its own pointers.
+                for v in cb.views():
+                    out.append({"core": (core.x, core.y), "index": v.index, "format": int(v.data_format),
+                                "page_size": v.page_size, "num_pages": v.num_pages, "l1_offset": offset})
                 offset += -(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
         return out

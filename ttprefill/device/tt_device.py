@@ -176,6 +176,7 @@ def program_cache_key(program: Program) -> int:
     for cb in program.circular_buffers:
         parts.append(("cb", cb.index, int(cb.data_format), cb.page_size, cb.num_pages,
                       sorted((c.x, c.y) for c in cb.cores.cores())))
+        parts += [("cb alias", a.index, int(a.data_format), a.page_size) for a in cb.aliases]
     for sem in program.semaphores:
         parts.append(("semaphore", sem.id, sem.initial_value, sorted((c.x, c.y) for c in sem.cores.cores())))
     return int.from_bytes(hashlib.blake2b(repr(parts).encode(), digest_size=8).digest(), "little")
@@ -192,10 +193,11 @@ def program_to_descriptor(program: Program, ttnn=None):
             core_ranges=ttnn_core_range_set(ttnn, cb.cores),
             format_descriptors=[
                 ttnn.CBFormatDescriptor(
-                    buffer_index=cb.index,
-                    data_format=ttnn_data_type(ttnn, cb.data_format),
-                    page_size=cb.page_size,
+                    buffer_index=v.index,
+                    data_format=ttnn_data_type(ttnn, v.data_format),
+                    page_size=v.page_size,
                 )
+                for v in cb.views()
             ],
         )
         for cb in program.circular_buffers

@@ -142,23 +142,25 @@ def check_program_against_ttnn(program: Program, ttnn=None, raise_on_problem: bo
         what = f"circular buffer {cb.index}"
         _check_cores(what, cbd.core_ranges, cb.cores.cores(), problems)
         formats_held = list(cbd.format_descriptors)
-        if len(formats_held) != 1:
-            problems.append(f"{what}: {len(formats_held)} format descriptors, expected 1")
+        views = cb.views()  # the CB's own index, then each alias sharing its allocation
+        if len(formats_held) != len(views):
+            problems.append(f"{what}: {len(formats_held)} format descriptors, expected {len(views)}")
             continue
-        fd = formats_held[0]
         if cbd.total_size != cb.total_size:
             problems.append(f"{what}: total size {cbd.total_size} != {cb.total_size}")
-        if fd.buffer_index != cb.index or not 0 <= fd.buffer_index < NUM_CIRCULAR_BUFFERS:
-            problems.append(f"{what}: buffer index {fd.buffer_index} (valid 0..{NUM_CIRCULAR_BUFFERS - 1})")
-        if fd.page_size != cb.page_size:
-            problems.append(f"{what}: page size {fd.page_size} != {cb.page_size}")
-        if cbd.total_size % fd.page_size:
-            problems.append(f"{what}: total size {cbd.total_size} is not a whole number of {fd.page_size}-byte pages")
-        # ttnn converts the DataType to tt::DataFormat itself; its raw value must be the one the simulator used.
-        if fd.data_format_as_uint8 != int(cb.data_format):
-            problems.append(
-                f"{what}: ttnn's tt::DataFormat {fd.data_format_as_uint8} != {int(cb.data_format)} ({cb.data_format.name})"
-            )
+        for fd, view in zip(formats_held, views):
+            index_what = what if view.index == cb.index else f"{what}, alias {view.index}"
+            if fd.buffer_index != view.index or not 0 <= fd.buffer_index < NUM_CIRCULAR_BUFFERS:
+                problems.append(f"{index_what}: buffer index {fd.buffer_index} (valid 0..{NUM_CIRCULAR_BUFFERS - 1})")
+            if fd.page_size != view.page_size:
+                problems.append(f"{index_what}: page size {fd.page_size} != {view.page_size}")
+            if cbd.total_size % fd.page_size:
+                problems.append(
+                    f"{index_what}: total size {cbd.total_size} is not a whole number of {fd.page_size}-byte pages")
+            # ttnn converts the DataType to tt::DataFormat itself; its raw value must be the one the simulator used.
+            if fd.data_format_as_uint8 != int(view.data_format):
+                problems.append(f"{index_what}: ttnn's tt::DataFormat {fd.data_format_as_uint8} != "
+                                f"{int(view.data_format)} ({view.data_format.name})")
         for x, y in _cores_of(cbd.core_ranges):
             cb_bytes[(x, y)] += -(-cbd.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
     report.cb_bytes_per_core = dict(cb_bytes)
