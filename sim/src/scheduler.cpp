@@ -139,6 +139,11 @@ void Scheduler::setup(const ProgramSpec& program) {
         c.l1_offset = cb.l1_offset;
         c.push_time.assign(cb.num_pages, 0);
         c.pop_time.assign(cb.num_pages, 0);
+        c.push_by.assign(cb.num_pages, nullptr);
+        c.pop_by.assign(cb.num_pages, nullptr);
+        c.rewritten_by.assign(cb.num_pages, nullptr);
+        c.consumer = nullptr;
+        c.push_end.assign(cb.num_pages, 0);
     }
     // Deterministic L1 contents at start: zero what the program uses.
     std::vector<bool> used(cores_.size(), false);
@@ -527,7 +532,12 @@ void Scheduler::cb_push_back(int cb, int pages) {
     note_progress();
     note_l1_write(*f.core, f.clock);
     uint64_t now = f.compute ? f.compute->t_pack : f.clock;
-    for (int i = 0; i < pages; ++i) c.push_time[(c.pushed + i) % c.num_pages] = now;
+    for (int i = 0; i < pages; ++i) {
+        c.push_by[(c.pushed + i) % c.num_pages] = f.spec;
+        c.rewritten_by[(c.pushed + i) % c.num_pages] = nullptr;
+        c.push_time[(c.pushed + i) % c.num_pages] = now;
+        c.push_end[(c.pushed + i) % c.num_pages] = c.pushed + pages;
+    }
     c.pushed += pages;
     c.reserved = c.reserved > uint32_t(pages) ? c.reserved - pages : 0;
     c.pack_cursor = 0;
@@ -547,7 +557,9 @@ void Scheduler::cb_wait_front(int cb, int pages) {
             return c.push_time[(c.popped + pages - 1) % c.num_pages];
         },
         "cb_wait_front(cb " + std::to_string(cb) + ", " + std::to_string(pages) + " pages)");
-    c.waited = std::max(c.waited, c.popped + uint64_t(pages));
+    check_rewritten_pages(c, cb, pages, "cb_wait_front");
+    c.consumer = me().spec;
+    c.waited = std::max({c.waited, c.popped + uint64_t(pages), c.push_end[(c.popped + pages - 1) % c.num_pages]});
     Fiber& f = me();
     ComputeState* cs = f.compute.get();
     uint64_t& clk = cs ? cs->t_unpack : f.clock;
@@ -568,7 +580,12 @@ void Scheduler::cb_pop_front(int cb, int pages) {
     }
     // The pages popped must be ones a cb_wait_front covered: otherwise the producer may not have pushed
     // them yet on the device, and the pop would hand it pages the consumer never read.
-    if (c.popped + uint64_t(pages) > c.waited) {
+    // Pages this kernel pushed itself are exempt: its own program order puts the push before the pop.
+    bool own_pushes = true;
+    for (uint64_t p = std::max(c.popped, c.waited); p < c.popped + uint64_t(pages); ++p) {
+        own_pushes = own_pushes && c.push_by[p % c.num_pages] == me().spec;
+    }
+    if (c.popped + uint64_t(pages) > c.waited && !own_pushes) {
         raise("cb_pop_front(" + std::to_string(cb) + ", " + std::to_string(pages) + "): pops " + std::to_string(pages) +
               " pages but cb_wait_front covered only " + std::to_string(c.waited > c.popped ? c.waited - c.popped : 0) +
               " of them; wait for at least as many pages as you pop");
@@ -589,9 +606,28 @@ void Scheduler::cb_pop_front(int cb, int pages) {
     note_l1_write(*f.core, f.clock);
     // Math must be done with the pages before the unpacker frees them.
     uint64_t now = f.compute ? std::max(f.compute->t_unpack, f.compute->t_math) : f.clock;
-    for (int i = 0; i < pages; ++i) c.pop_time[(c.popped + i) % c.num_pages] = now;
+    check_rewritten_pages(c, cb, pages, "cb_pop_front");
+    for (int i = 0; i < pages; ++i) {
+        c.pop_time[(c.popped + i) % c.num_pages] = now;
+        c.pop_by[(c.popped + i) % c.num_pages] = f.spec;
+    }
+    c.consumer = f.spec;
     c.popped += pages;
     advance(timing::kApiCallCycles);
+}
+
+// A page the producer's packer rewrote in place after pushing it is its own intermediate; another
+// kernel reading it would see the old or the new contents depending on timing, so that is a fault.
+void Scheduler::check_rewritten_pages(const CircularBuffer& c, int cb, int pages, const char* what) {
+    for (uint64_t p = c.popped; p < c.popped + uint64_t(pages) && p < c.pushed; ++p) {
+        const KernelSpec* writer = c.rewritten_by[p % c.num_pages];
+        if (writer && writer != me().spec) {
+            raise(std::string(what) + "(" + std::to_string(cb) + ", " + std::to_string(pages) + "): page " + std::to_string(p) +
+                  " was rewritten in place by " + role_name(writer->role) + " kernel " + writer->name +
+                  "'s packer after that kernel pushed it, so this kernel may read it before or after the rewrite on the "
+                  "device; the producer should pack into a page it reserves (cb_reserve_back) and push that");
+        }
+    }
 }
 
 bool Scheduler::cb_pages_reservable(int cb, int pages) {
@@ -602,7 +638,10 @@ bool Scheduler::cb_pages_reservable(int cb, int pages) {
 bool Scheduler::cb_pages_available(int cb, int pages) {
     CircularBuffer& c = cb_of(cb, "cb_pages_available_at_front");
     if (c.fill() < uint64_t(pages)) return false;
-    c.waited = std::max(c.waited, c.popped + uint64_t(pages));  // a yes is as good as a wait
+    // A yes is as good as a wait.
+    if (pages > 0) check_rewritten_pages(c, cb, pages, "cb_pages_available_at_front"), c.consumer = me().spec;
+    if (pages > 0)
+        c.waited = std::max({c.waited, c.popped + uint64_t(pages), c.push_end[(c.popped + pages - 1) % c.num_pages]});
     return true;
 }
 

@@ -48,6 +48,17 @@ struct CircularBuffer {
     // reservation is only a wait for room, so only the last one can be left open by a missing push.
     uint32_t open_reservation = 0;
     std::vector<uint64_t> push_time, pop_time;  // per slot: when its current page was pushed / last popped
+    // Per slot: the push count right after the cb_push_back that pushed its current page. A wait that
+    // covers one page of a push covers the whole push: the device's received counter moves by the whole
+    // push at once (a kernel may push a full tail block and wait for its valid part only, as tt-metal's
+    // layernorm does, then pop the full block).
+    std::vector<uint64_t> push_end;
+    // Per slot: the kernel that pushed its current page, the kernel that last popped a page from it, and
+    // the kernel whose packer rewrote the current page in place after pushing it (nullptr: none). With
+    // `consumer` (the last kernel that waited for or popped pages) they decide which packs outside a
+    // reservation and which pops without a wait are legal (docs/faults.md, "Circular buffers").
+    std::vector<const KernelSpec*> push_by, pop_by, rewritten_by;
+    const KernelSpec* consumer = nullptr;
     uint32_t write_slot() const { return uint32_t(pushed % num_pages); }
     uint32_t read_slot() const { return uint32_t(popped % num_pages); }
     uint64_t fill() const { return pushed - popped; }
@@ -114,6 +125,7 @@ struct ComputeState {
     // The SFPU is one unit that the math and the pack thread both issue to: busy until t_sfpu.
     uint64_t t_sfpu = 0;
     std::optional<SfpuOp> pack_sfpu_op;  // the pack thread's SFPU init (exp_packthread_tile_init)
+    uint32_t pack_sfpu_scale = 0x3F800000;  // that init's scale (fp32 bits), which the approximate exp applies
     uint64_t last_fpu_start = 0;  // start of the last FPU op, the last reader of srcA/srcB
     uint64_t commit_time = 0;
     std::array<uint64_t, 2> release_time{};
@@ -234,7 +246,7 @@ public:
     void reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) override;
     void transpose_tile(int cb, int tile, int dst) override;
     void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) override;
-    void sfpu_init_on_pack(SfpuOp op) override;
+    void sfpu_init_on_pack(SfpuOp op, uint32_t scale) override;
     void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces) override;
     void sfpu_setup(const char* init_name, const uint32_t* init_params) override;
     void sfpu_eltwise(const SfpuElementwise& op, const int* in_dst, int n_in, int out_dst, uint32_t faces,
@@ -301,6 +313,8 @@ private:
     void require_dst_index(int dst, const char* what);
     void require_math(const char* what);
     const uint8_t* front_tile(int cb, int tile, const char* what);
+    void check_pack_outside_reservation(int cb, uint32_t index);
+    void check_rewritten_pages(const CircularBuffer& c, int cb, int pages, const char* what);
     void load_operand(int cb, int tile, float* out, bool fpu_operand, const char* what);
     bool unpacks_to_dest(int cb, const char* what);
     void finish_dst_write(int dst);

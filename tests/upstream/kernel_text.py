@@ -8,8 +8,16 @@ import re
 from ttprefill.ops.upstream import kernel_path
 
 
+def _condition(directive: str, defines: set[str]) -> bool:
+    """The value of an #if/#elif line that tests only defined(...) with and/or/not (&&, ||, !)."""
+    expr = re.sub(r"//.*", "", directive).split(None, 1)[1]
+    expr = re.sub(r"defined\s*\(?\s*(\w+)\s*\)?", lambda m: f" {m.group(1) in defines} ", expr)
+    expr = expr.replace("||", " or ").replace("&&", " and ").replace("!", " not ")
+    return bool(eval(expr, {}))  # only True/False/and/or/not remain
+
+
 def source(relative: str, defines: set[str] = frozenset()) -> str:
-    """The kernel text with the #ifdef/#ifndef/#if defined(...) blocks that `defines` turn off removed."""
+    """The kernel text with the #ifdef/#ifndef/#if/#elif defined(...) blocks that `defines` turn off removed."""
     out, stack = [], []  # stack of (this branch active, some branch taken)
     for line in kernel_path(relative).read_text().splitlines():
         d = line.strip()
@@ -20,10 +28,14 @@ def source(relative: str, defines: set[str] = frozenset()) -> str:
             elif d.startswith("#ifndef"):
                 cond = d.split()[1] not in defines
             else:
-                expr = re.sub(r"defined\s*\(?\s*(\w+)\s*\)?", lambda m: str(m.group(1) in defines), d[3:])
-                expr = expr.replace("||", " or ").replace("&&", " and ").replace("!", " not ")
-                cond = bool(eval(expr, {}))  # only True/False/and/or/not remain
+                cond = _condition(d, defines)
             stack.append((parent and cond, cond))
+            continue
+        if d.startswith("#elif") and stack:
+            _, taken = stack.pop()
+            parent = all(a for a, _ in stack)
+            cond = not taken and _condition(d, defines)
+            stack.append((parent and cond, taken or cond))
             continue
         if d.startswith("#else") and stack:
             active, taken = stack.pop()
