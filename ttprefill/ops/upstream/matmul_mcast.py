@@ -1,6 +1,6 @@
 """tt-metal's 2D-multicast matmul (ttnn.matmul with MatmulMultiCoreReuseMultiCastProgramConfig), the plain
-case: DRAM-interleaved in0 / in1 / out, no bias, no fused activation, no fused CCL op, no transpose_mcast,
-out_block_h/w equal to per_core_M/N (the config's defaults).
+case: DRAM-interleaved in0 / in1 / out, no bias, no fused activation, no fused CCL op, no transpose_mcast;
+out_block_h/w may split the per-core block (each output block then walks K once more).
 
 Mirrored from tenstorrent/tt-metal ttnn/cpp/ttnn/operations/matmul/device/factory/
 matmul_multicore_reuse_mcast_2d_program_factory.cpp at commit 0000d49ebfd8 (create_program_mcast_in0_in1),
@@ -18,11 +18,10 @@ ones that leave the plain path unchanged: in1 sender compile-time arg 32 (compac
 sender's trailing num_batch_compute (read only for a sparse matmul) = the batch, and the named arg
 num_active = 0 (not an indexed sparse matmul), which the wheel's comments say every factory passes.
 
+As the factory does, c_5 (partials) is laid over c_4 (output) in one allocation of out_block tiles when
+their formats agree (a CB alias); otherwise each has its own.
+
 Differences from the device, none of which changes what the kernels compute:
-  * The factory places c_4 (output) and c_5 (partials) in one allocation when their formats agree; here
-    they are two CBs of out_block tiles each (the kernel synchronises each on its own, and with packer L1
-    accumulation each block's partials land at the same c_5 address again because the CB holds exactly
-    one block).
   * The factory runs the right half of the receivers' kernels on the other NoC (in0 on NoC 0, in1 on
     NoC 1); the simulator gives each RISC its default NoC (RISCV_0 -> 0, RISCV_1 -> 1). Receivers never
     multicast, so only their routes differ.
@@ -31,6 +30,7 @@ Differences from the device, none of which changes what the kernels compute:
 from __future__ import annotations
 
 from ttprefill.device.program import (
+    CBAlias,
     CircularBuffer,
     ComputeConfig,
     CoreCoord,
@@ -70,21 +70,25 @@ def _rect(x0: int, y0: int, x1: int, y1: int) -> list[CoreCoord]:
 
 def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: int, in0_block_w: int,
                             out_subblock_h: int, out_subblock_w: int,
+                            out_block_h: int | None = None, out_block_w: int | None = None,
                             fidelity: MathFidelity = MathFidelity.HiFi4, fp32_dest_acc_en: bool = False,
                             packer_l1_acc: bool = True, math_approx_mode: bool = False) -> Program:
     """a [.., M, K] @ b [.., K, N] -> out [.., M, N] (tiled DRAM DeviceTensors, batch 1) on a grid of
     ceil(N / per_core_n) x ceil(M / per_core_m) cores starting at (0, 0), core (x, y) owning output block
-    row y, column x."""
+    row y, column x. out_block_h / out_block_w default to per_core_m / per_core_n, as the config's do."""
     mt, kt, nt = a.tiles_h, a.tiles_w, b.tiles_w
     batch = a.num_pages // (mt * kt)
     if b.tiles_h != kt or out.tiles_h != mt or out.tiles_w != nt:
         raise ValueError("matmul shapes do not agree")
     if batch != 1 or b.num_pages != kt * nt:
         raise ValueError("only the unbatched case is mirrored")
-    if kt % in0_block_w or per_core_m % out_subblock_h or per_core_n % out_subblock_w:
-        raise ValueError("in0_block_w must divide K and the sub-blocks the per-core block")
-    # Plain case: one output block per core (out_block_h/w default to per_core_M/N in the config).
-    out_block_h, out_block_w = per_core_m, per_core_n
+    out_block_h = per_core_m if out_block_h is None else out_block_h
+    out_block_w = per_core_n if out_block_w is None else out_block_w
+    if per_core_m % out_block_h or per_core_n % out_block_w:
+        raise ValueError(f"out_block {out_block_h}x{out_block_w} must divide the per-core block "
+                         f"{per_core_m}x{per_core_n}")
+    if kt % in0_block_w or out_block_h % out_subblock_h or out_block_w % out_subblock_w:
+        raise ValueError("in0_block_w must divide K and the sub-blocks the output block")
     num_blocks = kt // in0_block_w
     bcast_batch = 0
 
@@ -282,13 +286,18 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
         compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=fp32_dest_acc_en,
                                      math_approx_mode=math_approx_mode)))
 
-    interm_page = out.page_size if interm_format == out.data_format else interm_format.tile_bytes
     cbs = [
         CircularBuffer(CB_IN0, a.data_format, a.page_size, in0_block_tiles * depth, all_cores),
         CircularBuffer(CB_IN1, b.data_format, b.page_size, in1_block_tiles * depth, all_cores),
-        CircularBuffer(CB_OUT, out.data_format, out.page_size, out_block_tiles, all_cores),
-        CircularBuffer(CB_INTERM0, interm_format, interm_page, out_block_tiles, all_cores),
     ]
+    if interm_format == out.data_format:
+        # One allocation of an output block: the last K block's reload reads each sub-block of partials
+        # just before the pack of the final values overwrites it in place.
+        cbs.append(CircularBuffer(CB_OUT, out.data_format, out.page_size, out_block_tiles, all_cores,
+                                  aliases=(CBAlias(CB_INTERM0, interm_format, out.page_size),)))
+    else:
+        cbs += [CircularBuffer(CB_OUT, out.data_format, out.page_size, out_block_tiles, all_cores),
+                CircularBuffer(CB_INTERM0, interm_format, interm_format.tile_bytes, out_block_tiles, all_cores)]
     return Program(kernels=kernels, circular_buffers=cbs, semaphores=semaphores, name="upstream_matmul_mcast_2d")
 
 
