@@ -72,9 +72,9 @@ def test_timing_only_matches_a_full_run_for_flash_attention():
     shows (tests/test_flash_attention.py exercises that path for values)."""
     import types
 
-    from ttprefill.ops import flash_attention as fa
+    from ttprefill.ops.attention.benchmark import attention_bench
 
-    cycles = [fa.attention_bench(types.SimpleNamespace(
+    cycles = [attention_bench(types.SimpleNamespace(
         seq=512, q_heads=8, kv_heads=2, head_dim=128, chunk=None, prefix=128, fidelity=None, format=None,
         timing_only=timing_only, check="no" if timing_only else None, trace=None))["modeled_cycles"]
         for timing_only in (False, True)]

@@ -120,7 +120,7 @@ def run(what: str, args) -> dict:
     if what == "matmul":
         return bench_matmul(args)
     if what == "attention":
-        from ttprefill.ops.flash_attention import attention_bench
+        from ttprefill.ops.attention.benchmark import attention_bench
 
         return attention_bench(args)
     if what == "gdn":

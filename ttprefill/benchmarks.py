@@ -33,7 +33,7 @@ def _ns(**kw) -> argparse.Namespace:
 
 
 def attention_sweep(contexts, shapes) -> list[dict]:
-    from ttprefill.ops.flash_attention import attention_bench
+    from ttprefill.ops.attention.benchmark import attention_bench
 
     out = []
     for hq, hkv, d in shapes:

@@ -59,7 +59,7 @@ def sdpa_modeled_s(q_heads: int, kv_heads: int, head_dim: int, seq: int, costs: 
 
 
 def attention_with_peer(args) -> dict:
-    from ttprefill.ops.flash_attention import attention_bench
+    from ttprefill.ops.attention.benchmark import attention_bench
 
     ours, peer, chunks, full = {}, {}, {}, {}
     for costs in SETTINGS:
