@@ -687,16 +687,17 @@ void Scheduler::sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t, uint32_t) 
     charge_math(cs, sfpu_op_cost(op, me().spec->approx), false);
 }
 
-void Scheduler::sfpu_init_on_pack(SfpuOp op) {
+void Scheduler::sfpu_init_on_pack(SfpuOp op, uint32_t scale) {
     ComputeState& cs = compute_state("exp_packthread_tile_init");
     cs.pack_sfpu_op = op;
+    cs.pack_sfpu_scale = scale;
     charge_init(cs, false, false, true);
 }
 
 // exp_packthread_tile: the pack thread runs the SFPU on DST while it holds DST (between tile_regs_wait
 // and tile_regs_release), so the exp overlaps the math thread's next matmuls; it takes the packer's
 // time and the shared SFPU's.
-void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t, uint32_t faces) {
+void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t approx, uint32_t faces) {
     const char* what = "exp_packthread_tile";
     ComputeState& cs = compute_state(what);
     me().call = what;
@@ -707,7 +708,8 @@ void Scheduler::sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t, ui
     if (op != SfpuOp::Exp) raise("only exp runs on the pack thread");
     if (!cs.pack_sfpu_op || *cs.pack_sfpu_op != op) raise("exp_packthread_tile called without exp_packthread_tile_init");
     if (!program_->timing_only) {
-        const float scale = bits_to_float(p0);
+        // As exp_tile: the approximate path applies the init's scale, the accurate one the call's.
+        const float scale = bits_to_float(approx ? cs.pack_sfpu_scale : p0);
         auto& d = cs.dst[dst];
         for (int i = 0; i < TILE_ELEMS; ++i) {
             if (faces >> face_of(i) & 1u) d[i] = std::exp(d[i] * scale);
@@ -803,6 +805,47 @@ void Scheduler::sfpu_charge(const char* call, uint64_t cycles) {
 
 // ---------------------------------------------------------------- packer
 
+// A pack past the pages the kernel holds reserved. On the device the packer writes at the CB's write
+// pointer plus the tile index whatever the counters say (cb_reserve_back only waits for room), so the
+// question is only whose data the page holds. Legal, because nothing else can read or write the page:
+//  * a page never used since the program started;
+//  * a page this kernel itself popped (tt-metal's sdpa matmul_reduce pops a block and packs its
+//    result into the freed pages before pushing them);
+//  * a page still in the CB that this kernel waited for as its consumer (the in-place blocks: pack
+//    over the tiles just unpacked, then pop, reserve and push them);
+//  * a page this kernel pushed itself and that no other kernel consumes (L1 accumulation onto its
+//    own intermediate); a later wait or pop by another kernel is then a fault (check_rewritten_pages).
+// Anything else can overwrite data another kernel has not read, or a page whose pop nothing orders
+// before this pack, and is a fault.
+void Scheduler::check_pack_outside_reservation(int cb, uint32_t index) {
+    CircularBuffer& c = cb_of(cb, "pack_tile");
+    const KernelSpec* self = me().spec;
+    auto who = [](const KernelSpec* k) {
+        return k ? std::string(role_name(k->role)) + " kernel " + k->name : std::string("another kernel");
+    };
+    const std::string tile = "pack_tile: output tile " + std::to_string(index) + " of CB " + std::to_string(cb) +
+                             " is past the " + std::to_string(c.reserved) + " pages reserved";
+    if (c.write_slot() + uint64_t(index) >= c.num_pages) {
+        raise(tile + " and past the CB's end (cb_reserve_back first)");
+    }
+    const uint64_t seq = c.pushed + index;  // the page number the packed tile would be pushed as
+    const uint32_t slot = uint32_t(seq % c.num_pages);
+    if (seq < c.popped + c.num_pages) {  // the slot holds no page of the CB now
+        if (seq < c.num_pages || c.pop_by[slot] == self) return;
+        raise(tile + ", on a page " + who(c.pop_by[slot]) + " popped: nothing orders that pop before this pack on "
+                     "the device (cb_reserve_back first)");
+    }
+    const uint64_t page = seq - c.num_pages;  // the page the slot holds, pushed and not yet popped
+    if (page < c.waited && c.consumer == self) return;
+    if (c.push_by[slot] == self && (c.consumer == nullptr || c.consumer == self)) {
+        c.rewritten_by[slot] = self;
+        return;
+    }
+    raise(tile + ", over page " + std::to_string(page) + " which " + who(c.push_by[slot]) +
+          " pushed and which has not been popped" + (c.consumer ? " (consumer: " + who(c.consumer) + ")" : std::string()) +
+          ": the pack would overwrite data not yet read (cb_reserve_back first)");
+}
+
 void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
     const char* what = "pack_tile";
     ComputeState& cs = compute_state(what);
@@ -816,29 +859,29 @@ void Scheduler::pack_tile(int dst, int cb, int out_index, bool out_of_order) {
               std::to_string(cs.pack_cb) + "); call pack_reconfig_data_format first");
     }
     uint32_t index = out_of_order ? uint32_t(out_index) : c.pack_cursor++;
-    if (index >= c.reserved) {
-        raise("pack_tile: output tile " + std::to_string(index) + " of CB " + std::to_string(cb) + " is past the " +
-              std::to_string(c.reserved) + " pages reserved (cb_reserve_back first)");
-    }
+    if (index >= c.reserved) check_pack_outside_reservation(cb, index);
     uint32_t slot = c.write_slot() + index;
     if (c.l1_offset + uint64_t(slot + 1) * c.page_size > kL1Bytes)  // a block crossing the CB's end writes on
         raise("pack_tile: output tile would be written past the end of L1");
     if (!program_->timing_only) {
         uint8_t* out = me().core->l1 + c.l1_offset + size_t(slot) * c.page_size;
+        // The packer's pipeline (tt-isa-documentation, WormholeB0 Packers): ReLU acts on the datums read
+        // from DST, shortly after the early format conversion; accumulation (L1 += datum) is the write
+        // into L1 at the pipeline's end. So with both on, L1 += max(DST, 0): the sum is not clamped
+        // (the order is inferred from the pipeline description, not measured).
+        std::array<float, TILE_ELEMS> datums = cs.dst[dst];
         if (cs.pack_relu) {
-            if (cs.pack_l1_acc) raise("pack_tile: packer ReLU together with L1 accumulation is not modeled by the simulator");
-            std::array<float, TILE_ELEMS> clamped;
-            for (int i = 0; i < TILE_ELEMS; ++i) clamped[i] = cs.dst[dst][i] > 0.0f ? cs.dst[dst][i] : 0.0f;
-            ttsim::pack_tile(c.format, clamped.data(), out);
-        } else if (cs.pack_l1_acc) {
-            // L1 accumulation: the packer reads the destination tile back (decoded exactly), adds DST in
-            // fp32 and writes the sum in the CB's format, rounding as any pack does.
+            for (float& v : datums) v = v > 0.0f ? v : 0.0f;
+        }
+        if (cs.pack_l1_acc) {
+            // L1 accumulation: the packer reads the destination tile back (decoded exactly), adds the
+            // datums in fp32 and writes the sum in the CB's format, rounding as any pack does.
             std::array<float, TILE_ELEMS> sum;
             ttsim::unpack_tile(c.format, out, sum.data());
-            for (int i = 0; i < TILE_ELEMS; ++i) sum[i] += cs.dst[dst][i];
+            for (int i = 0; i < TILE_ELEMS; ++i) sum[i] += datums[i];
             ttsim::pack_tile(c.format, sum.data(), out);
         } else {
-            ttsim::pack_tile(c.format, cs.dst[dst].data(), out);
+            ttsim::pack_tile(c.format, datums.data(), out);
         }
     }
     uint64_t cycles = (tile_bytes(c.format) + timing::kPackBytesPerCycle - 1) / timing::kPackBytesPerCycle +

@@ -111,8 +111,9 @@ public:
     // faces: which 16x16 faces of the tile the op runs on (bit f for face f; VectorMode R = faces 0-1,
     // C = faces 0 and 2), the rest of the tile left as it is; the cost scales with the face count.
     virtual void sfpu_unary(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces = 0xF) = 0;
-    // The pack thread's own SFPU calls (exp_packthread_tile): on DST while the packer holds it.
-    virtual void sfpu_init_on_pack(SfpuOp op) = 0;
+    // The pack thread's own SFPU calls (exp_packthread_tile): on DST while the packer holds it. The
+    // init keeps its scale (fp32 bits), which the approximate exp applies (p1 of the call: approx).
+    virtual void sfpu_init_on_pack(SfpuOp op, uint32_t scale) = 0;
     virtual void sfpu_unary_on_pack(SfpuOp op, int dst, uint32_t p0, uint32_t p1, uint32_t faces = 0xF) = 0;
 
     // ---- compute: SFPU, any elementwise function (the headers under api/compute define each one next
