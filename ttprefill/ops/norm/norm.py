@@ -1,0 +1,69 @@
+"""Host side of the norms: resident weight rows and the ops on DeviceTensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ttprefill.device.tensor import DeviceTensor
+
+from .planner import ACTIVATION_FORMAT, WEIGHT_FORMAT, plan_norm
+from .program import norm_program
+from .shapes import TILE, NormShape, NormShapeError
+
+
+@dataclass
+class NormWeight:
+    """A norm weight w [width] resident in DRAM as rows [32, width], every row w (bf16, exact for a bf16
+    checkpoint). The zero-centred norm multiplies by 1 + w on the device: w itself is stored."""
+
+    rows: DeviceTensor
+    width: int
+
+    @classmethod
+    def upload(cls, device, w: np.ndarray) -> "NormWeight":
+        w = np.asarray(w, np.float32)
+        if w.ndim != 1:
+            raise NormShapeError(f"a norm weight is one vector [width]; got shape {w.shape}")
+        return cls(device.upload(np.broadcast_to(w, (TILE, w.shape[0])).copy(), WEIGHT_FORMAT), w.shape[0])
+
+    def free(self) -> None:
+        self.rows.device.free(self.rows)
+
+
+def _run(device, shape: NormShape, x, weight: NormWeight, z, out, reports) -> DeviceTensor:
+    if weight.width != shape.group_width:
+        raise NormShapeError(f"the weight has {weight.width} entries; this norm's groups are {shape.group_width} wide")
+    if out is None:
+        out = device.allocate((shape.tokens, shape.out_width), ACTIVATION_FORMAT)
+    report = device.run(norm_program(plan_norm(shape), x, weight.rows, out, z))
+    if reports is not None:
+        reports.append(report)
+    return out
+
+
+def rms_norm(device, x: DeviceTensor, weight: NormWeight, eps: float, *, group_width: int | None = None,
+             groups: int | None = None, group_stride: int | None = None, x_col0: int = 0,
+             out: DeviceTensor | None = None, reports: list | None = None) -> DeviceTensor:
+    """Zero-centred RMSNorm x * rsqrt(mean(x^2) + eps) * (1 + w) of x [tokens, width].
+
+    Default: one group, the whole row. Per head: group_width = head_dim (groups = width / head_dim
+    unless given); group_stride and x_col0 pick strided heads (q_norm over q_proj's query halves:
+    group_width D, group_stride 2 D)."""
+    tokens, width = x.shape
+    gw = width if group_width is None else group_width
+    if groups is None:
+        groups = (width - x_col0) // (gw if group_stride is None else group_stride) or 1
+    shape = NormShape(tokens, width, gw, groups, group_stride, x_col0, gated=False, eps=eps)
+    return _run(device, shape, x, weight, None, out, reports)
+
+
+def gated_rms_norm(device, x: DeviceTensor, z: DeviceTensor, weight: NormWeight, eps: float, *, group_width: int,
+                   out: DeviceTensor | None = None, reports: list | None = None) -> DeviceTensor:
+    """w * (x * rsqrt(mean(x^2) + eps)) * silu(z) per group of group_width columns (the GDN value heads)."""
+    tokens, width = x.shape
+    if width % group_width:
+        raise NormShapeError(f"x's width {width} is not a whole number of {group_width}-wide groups")
+    shape = NormShape(tokens, width, group_width, width // group_width, gated=True, eps=eps)
+    return _run(device, shape, x, weight, z, out, reports)

@@ -1,0 +1,89 @@
+"""The Program of a grouped RMSNorm (kernels/norm/rmsnorm_{reader,compute,writer}.cpp)."""
+
+from __future__ import annotations
+
+import struct
+
+from ttprefill.device.jit import KERNELS_DIR
+from ttprefill.device.program import (
+    GRID_X,
+    CircularBuffer,
+    ComputeConfig,
+    CoreCoord,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    MathFidelity,
+    Program,
+    Role,
+)
+from ttprefill.device.tensor import DeviceTensor
+
+from .planner import ACTIVATION_FORMAT, OUT_BUFFERING, WEIGHT_FORMAT, NormPlan
+from .shapes import TILE, NormShapeError
+
+KERNELS = KERNELS_DIR / "norm"
+# CB indices; the kernels name the same numbers.
+CB_X, CB_Z, CB_WEIGHT, CB_ONES, CB_Y, CB_SQ, CB_RS = 0, 1, 2, 3, 16, 24, 25
+# The one FPU step is the row-sum matmul of fp32 partial sums (TF32 in srcA/srcB) by ones: HiFi4 keeps
+# every bit the source registers hold.
+FIDELITY = MathFidelity.HiFi4
+
+
+def _f32_bits(v: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def _check(t: DeviceTensor, what: str, shape: tuple[int, int], fmt: DataFormat) -> None:
+    if t.shape != shape or t.data_format is not fmt:
+        raise NormShapeError(f"{what} must be {list(shape)} {fmt.name}; got {list(t.shape)} {t.data_format.name}")
+
+
+def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: DeviceTensor,
+                 z: DeviceTensor | None = None) -> Program:
+    s = plan.shape
+    _check(x, "x", (s.tokens, s.x_width), ACTIVATION_FORMAT)
+    _check(weight_rows, "weight rows", (TILE, s.group_width), WEIGHT_FORMAT)
+    _check(y, "y", (s.tokens, s.out_width), ACTIVATION_FORMAT)
+    if s.gated != (z is not None):
+        raise NormShapeError("the gated norm needs z, and only the gated norm takes it")
+    if z is not None:
+        _check(z, "z", (s.tokens, s.out_width), ACTIVATION_FORMAT)
+    zt = z if z is not None else x
+
+    cores = [CoreCoord(i % GRID_X, i // GRID_X) for i in range(plan.num_cores)]
+    ranges, first = {}, 0
+    for core, n in zip(cores, plan.core_units):
+        ranges[core] = (first, n)
+        first += n
+    all_cores = CoreRangeSet.of(cores)
+    g = s.group_tiles
+    reader = Kernel(
+        KERNELS / "rmsnorm_reader.cpp", Role.RISCV_1, all_cores,
+        [int(s.gated), *x.accessor_args(), *zt.accessor_args(), *weight_rows.accessor_args()],
+        common_runtime_args=[x.address, zt.address, weight_rows.address, s.groups, g, s.stride // TILE,
+                             s.x_col0 // TILE, x.tiles_w, zt.tiles_w],
+        runtime_args={c: [f, n] for c, (f, n) in ranges.items()})
+    compute = Kernel(
+        KERNELS / "rmsnorm_compute.cpp", Role.COMPUTE, all_cores, [int(s.gated)],
+        common_runtime_args=[g, _f32_bits(1.0 / s.group_width), _f32_bits(s.eps)],
+        runtime_args={c: [n] for c, (_, n) in ranges.items()},
+        compute_config=ComputeConfig(math_fidelity=FIDELITY, fp32_dest_acc_en=True,
+                                     unpack_to_dest_fp32=frozenset({CB_RS})))
+    writer = Kernel(
+        KERNELS / "rmsnorm_writer.cpp", Role.RISCV_0, all_cores, y.accessor_args(),
+        common_runtime_args=[y.address, s.groups, g],
+        runtime_args={c: [f, n] for c, (f, n) in ranges.items()})
+    bf16, f32 = DataFormat.Float16_b, DataFormat.Float32
+    cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, g * plan.input_buffering, all_cores),
+           CircularBuffer(CB_WEIGHT, bf16, bf16.tile_bytes, g, all_cores),
+           CircularBuffer(CB_ONES, bf16, bf16.tile_bytes, 1, all_cores),
+           CircularBuffer(CB_Y, bf16, bf16.tile_bytes, OUT_BUFFERING, all_cores),
+           CircularBuffer(CB_SQ, f32, f32.tile_bytes, 1, all_cores),
+           CircularBuffer(CB_RS, f32, f32.tile_bytes, 1, all_cores)]
+    if s.gated:
+        cbs.append(CircularBuffer(CB_Z, bf16, bf16.tile_bytes, g * plan.input_buffering, all_cores))
+    kind = "gated_rmsnorm" if s.gated else "rmsnorm"
+    inputs = {"x": x, "weight_rows": weight_rows} | ({"z": z} if z is not None else {})
+    return Program([reader, compute, writer], cbs, inputs=inputs, outputs={"y": y},
+                   name=f"{kind}_T{s.tokens}_{s.groups}x{s.group_width}")
