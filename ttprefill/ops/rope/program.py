@@ -1,0 +1,59 @@
+"""The Program of a partial RoPE in place (kernels/rope/rope_{reader,compute,writer}.cpp)."""
+
+from __future__ import annotations
+
+from ttprefill.device.jit import KERNELS_DIR
+from ttprefill.device.program import (
+    GRID_X,
+    CircularBuffer,
+    ComputeConfig,
+    CoreCoord,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    MathFidelity,
+    Program,
+    Role,
+)
+from ttprefill.device.tensor import DeviceTensor
+
+from .planner import INPUT_BUFFERING, OUT_BUFFERING, RopePlan
+from .shapes import TILE, RopeShapeError
+
+KERNELS = KERNELS_DIR / "rope"
+CB_X, CB_COS, CB_SIN, CB_Y = 0, 1, 2, 16
+TABLE_FORMAT = DataFormat.Float32
+
+
+def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: DeviceTensor) -> Program:
+    s = plan.shape
+    if x.shape != (s.tokens, s.heads * s.head_dim) or x.data_format is not DataFormat.Float16_b:
+        raise RopeShapeError(f"x must be [{s.tokens}, {s.heads * s.head_dim}] Float16_b; got {list(x.shape)} "
+                             f"{x.data_format.name}")
+    for name, t in (("cos", cos), ("sin", sin)):
+        if t.shape[-1] != s.rotary_dim or t.shape[0] < s.tokens or t.data_format is not TABLE_FORMAT:
+            raise RopeShapeError(f"{name} must be [>= {s.tokens}, {s.rotary_dim}] Float32; got {list(t.shape)} "
+                                 f"{t.data_format.name}")
+    cores = [CoreCoord(i % GRID_X, i // GRID_X) for i in range(plan.num_cores)]
+    ranges, first = {}, 0
+    for core, n in zip(cores, plan.core_units):
+        ranges[core] = [first, n]
+        first += n
+    all_cores = CoreRangeSet.of(cores)
+    r = s.rotary_tiles
+    reader = Kernel(KERNELS / "rope_reader.cpp", Role.RISCV_1, all_cores, [*x.accessor_args(), *cos.accessor_args()],
+                    common_runtime_args=[x.address, cos.address, sin.address, s.heads, s.head_tiles, r, x.tiles_w],
+                    runtime_args=dict(ranges))
+    compute = Kernel(KERNELS / "rope_compute.cpp", Role.COMPUTE, all_cores, [],
+                     common_runtime_args=[s.heads, r], runtime_args=dict(ranges),
+                     compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True,
+                                                  unpack_to_dest_fp32=frozenset({CB_COS, CB_SIN})))
+    writer = Kernel(KERNELS / "rope_writer.cpp", Role.RISCV_0, all_cores, x.accessor_args(),
+                    common_runtime_args=[x.address, s.heads, s.head_tiles, r, x.tiles_w], runtime_args=dict(ranges))
+    bf16 = DataFormat.Float16_b
+    cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, r * INPUT_BUFFERING, all_cores),
+           CircularBuffer(CB_COS, TABLE_FORMAT, TABLE_FORMAT.tile_bytes, r, all_cores),
+           CircularBuffer(CB_SIN, TABLE_FORMAT, TABLE_FORMAT.tile_bytes, r, all_cores),
+           CircularBuffer(CB_Y, bf16, bf16.tile_bytes, OUT_BUFFERING, all_cores)]
+    return Program([reader, compute, writer], cbs, inputs={"x": x, "cos": cos, "sin": sin}, outputs={"x": x},
+                   name=f"rope_T{s.tokens}_h{s.heads}_d{s.head_dim}_r{s.rotary_dim}")
