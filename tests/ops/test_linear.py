@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from ttprefill.device.program import DataFormat
+from ttprefill.hw import L1_CB_BUDGET_BYTES
 from ttprefill.ops.linear import LinearShape, linear_host, plan_linear
 from ttprefill.ops.linear.linear import DenseWeight, linear
 from ttprefill.ops.linear.planner import l1_bytes
@@ -71,7 +72,7 @@ def test_plans_for_qwen35_9b_fit_l1():
         if name == "lm_head":
             continue
         plan = plan_linear(LinearShape(8192, k, n, BFP8))
-        assert plan.l1_bytes() <= 1_499_136 - 35_168 - 69 * 1024, name
+        assert plan.l1_bytes() <= L1_CB_BUDGET_BYTES, name
         assert plan.num_slabs * plan.slab_tiles >= 256
         assert plan.grid_cols <= 8 and plan.per_core_m * 8 >= min(plan.slab_tiles, 256)
 

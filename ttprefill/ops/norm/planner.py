@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ttprefill.device.program import CB_ALIGNMENT, GRID_X, GRID_Y, L1_BYTES, L1_RESERVED_BYTES, DataFormat
+from ttprefill.device.program import DataFormat
+from ttprefill.hw import CB_ALIGNMENT, GRID_X, GRID_Y, L1_CB_BUDGET_BYTES
 
 from .shapes import NormShape, NormShapeError
 
@@ -42,7 +43,7 @@ def l1_bytes(shape: NormShape, input_buffering: int) -> int:
 
 
 def plan_norm(shape: NormShape, *, max_cores: int = GRID_X * GRID_Y,
-              l1_budget: int = L1_BYTES - L1_RESERVED_BYTES) -> NormPlan:
+              l1_budget: int = L1_CB_BUDGET_BYTES) -> NormPlan:
     buffering = next((b for b in (2, 1) if l1_bytes(shape, b) <= l1_budget), None)
     if buffering is None:
         raise NormShapeError(f"a group of {shape.group_tiles} tiles needs {l1_bytes(shape, 1)} B of L1, more than "
