@@ -1,7 +1,8 @@
 """The SDPA mirror (ttprefill/ops/upstream/sdpa.py) against tt-metal's kernel sources and the factory's
-rules: argument layouts, CB ids, the global Q split, subblocks. The numeric conformance run (the registry
-entries on the simulator against ttprefill.reference.attention) is in wip_conformance.py until the
-kernels compile in the simulator."""
+rules (argument layouts, CB ids, the global Q split, subblocks), and tt-metal's unmodified sdpa kernels
+run on the simulator against ttprefill.reference.attention (fp64), PCC >= 0.999 and rel-RMS <= 0.02:
+causal, GQA, batch 2, chunks of 32 to 128 tokens (equal and unequal Q / K chunks), d64 / d128 / d256,
+a partial last tile, the accurate exp and 32-bit DST (the registry entries sdpa/*)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from kernel_text import accessor_count, accessor_start, compile_time_slots, offset_block_length, source
 from ttprefill.device.offline_device import OfflineDevice
 from ttprefill.device.program import Role
-from ttprefill.ops.upstream import sdpa
+from ttprefill.ops.upstream import registry, sdpa
 
 SHAPES = [sdpa.SdpaShape(1, 4, 2, 64, 128), sdpa.SdpaShape(2, 2, 1, 128, 96, 64, 64),
           sdpa.SdpaShape(1, 32, 8, 128, 4096, 128, 128), sdpa.SdpaShape(1, 16, 2, 256, 1000)]
@@ -130,9 +131,10 @@ def test_absent_tensor_accessor_args_compile_and_fail_only_when_read(sim, tmp_pa
 
 
 def test_bfp4_b_tiles_as_the_causal_mask_writer_lays_them_out():
-    # sdpa's causal mask CB is Bfp4_b: 64 shared-exponent bytes (one per face row), then one nibble per value
-    # (sign, 3-bit magnitude without hidden bit), value 2k in the low nibble of byte k. The writer stores
-    # exponent 0xFF with nibble 0xC for -inf and 0 for an open position.
+    # sdpa's generated (non-lightweight) mask CB is Bfp4_b, and its neginf tile fill writes that layout
+    # for a Bfp4_b CB: 64 shared-exponent bytes (one per face row), then one nibble per value (sign, 3-bit
+    # magnitude without hidden bit), value 2k in the low nibble of byte k; exponent 0xFF with nibble 0xC is
+    # -inf and 0 an open position. (The causal programs here use the lightweight bf16 palette.)
     from ttprefill import _sim
 
     assert _sim.tile_bytes(7) == 576
@@ -146,3 +148,29 @@ def test_bfp4_b_tiles_as_the_causal_mask_writer_lays_them_out():
     packed = bytes(_sim.pack_tile(7, x))
     assert packed[0] == 127 and packed[64] == 0xA6 and packed[65] == 0x01
     np.testing.assert_array_equal(np.asarray(_sim.unpack_tile(7, packed))[:4], [1.5, -0.5, 0.25, 0])
+
+
+# ----------------------------------------------------------------------------- conformance on the simulator
+CONFORMANCE = sorted(n for n in registry.discover() if n.startswith("sdpa/"))
+
+
+def test_every_conformance_shape_is_registered():
+    assert CONFORMANCE == sorted(sdpa.CONFORMANCE_SHAPES)
+    assert {s.head_dim for s in sdpa.CONFORMANCE_SHAPES.values()} >= {64, 128, 256}
+    assert len({(s.q_chunk, s.k_chunk) for s in sdpa.CONFORMANCE_SHAPES.values()}) >= 4
+
+
+@pytest.mark.parametrize("name", CONFORMANCE)
+def test_tt_metal_sdpa_matches_the_fp64_reference(name, sim):
+    outcome = registry.run_program(name, sim)
+    assert outcome.passed, outcome.error
+    assert all(v >= 0.999 for k, v in outcome.metrics.items() if k.endswith("_pcc")), outcome.metrics
+
+
+def test_timing_only_run_of_a_benchmark_shape():
+    """Issue 13 times the program beside our flash attention: it must run without data."""
+    from ttprefill.device.sim_device import SimDevice
+
+    device = SimDevice(timing_only=True)
+    program, _ = sdpa.sdpa_program(device, sdpa.SdpaShape(1, 8, 2, 128, 1024, 128, 128))
+    assert device.run(program).cycles > 0

@@ -12,8 +12,7 @@ Where the facts come from. The argument lists (every compile-time slot, the CB-i
 tensor accessors, runtime arg positions) are read from the 0.81.1 kernels themselves. The host policy
 is the program factory's (sdpa_program_factory.cpp; the stored revision predates 0.81.1 but its policy
 carries over): Q/K chunk sizes default to 32 tokens, CB sizes (Q single- or double-buffered, K/V double,
-mask 2 Q x K chunks, statistics one column per Q tile row), CB formats (bf16 intermediates and statistics,
-Bfp4_b mask), subblock choice and granularities (largest subblock within DST, largest divisor within DST),
+statistics one column per Q tile row), CB formats (bf16 intermediates and statistics), subblock choice and granularities (largest subblock within DST, largest divisor within DST),
 the identity scalar (bf16 1.0 twice), the scale as fp32 bits, and compute config (HiFi2, approx exp, no fp32
 DST: the device operation's defaults). 0.81.1 schedules Q chunks globally: every core takes a contiguous
 range of the flat (batch, head, Q chunk) index, remapped zigzag for causal balance (q_chunk_remapping.hpp);
@@ -61,9 +60,14 @@ CB_UNUSED = 0  # the id a kernel gets for a CB its configuration never touches
 # A null TensorAccessorArgs (absent optional tensor): config word None, no page size.
 NULL_ACCESSOR = [0, 0]
 IDENTITY_SCALAR_PACKED = 0x3F803F80  # bf16 1.0 in both halves
-# The factory's mask CB format when no mask tensor is given: the writer builds the causal mask tiles
-# directly in Bfp4_b bytes.
-MASK_FORMAT = DataFormat.Bfp4_b
+# The causal mask without a mask tensor is 0.81.1's "lightweight" palette: the writer fills two tiles
+# once (all -inf, then the causal diagonal) and compute L1-accumulates them onto the scores. The diagonal
+# tile is written as bf16 words (dataflow_common.hpp fill_causal_diagonal_tile_bf16, sized by the CB's
+# tile size), and compute waits for exactly these two tiles (sdpa.cpp), so the CB holds two Float16_b
+# tiles. The stored factory revision predates the palette (it sized a Bfp4_b mask of 2 Q x K chunks);
+# this format and size are read from the 0.81.1 kernels, not from a factory.
+MASK_FORMAT = DataFormat.Float16_b
+LIGHTWEIGHT_MASK_TILES = 2
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,7 @@ def _circular_buffers(s: SdpaShape, p: SdpaPlan, cores: CoreRangeSet) -> list[Ci
     out_tiles = p.Sq_chunk_t * p.DHt
     plan_ = [
         (CB_Q, q_tiles, BF16), (CB_K, p.Sk_chunk_t * p.DHt * 2, BF16), (CB_V, p.Sk_chunk_t * p.DHt * 2, BF16),
-        (CB_MASK, p.Sq_chunk_t * p.Sk_chunk_t * 2, MASK_FORMAT), (CB_IDENTITY, 1, BF16), (CB_COL_IDENTITY, 1, BF16),
+        (CB_MASK, LIGHTWEIGHT_MASK_TILES, MASK_FORMAT), (CB_IDENTITY, 1, BF16), (CB_COL_IDENTITY, 1, BF16),
         (CB_OUT, out_tiles, BF16), (CB_QK_IM, p.Sq_chunk_t * p.Sk_chunk_t, BF16), (CB_OUT_IM_A, out_tiles, BF16),
         (CB_OUT_IM_B, out_tiles, BF16), (CB_MAX_A, stats, BF16), (CB_MAX_B, stats, BF16), (CB_SUM_A, stats, BF16),
         (CB_SUM_B, stats, BF16), (CB_EXP_MAX_DIFF, stats, BF16),
@@ -276,17 +280,31 @@ def _check(device, s: SdpaShape, seed: int) -> dict:
     return metrics
 
 
-GQA_SHAPE = SdpaShape(1, 4, 2, 64, 128)  # GQA 2:1, four Q chunks per head: zigzag ranges span heads and chunks
-BATCHED_SHAPE = SdpaShape(2, 2, 1, 128, 96, 64, 64)  # batch 2, 64-token chunks over 96 tokens: half-padded last
+# Conformance shapes, small enough for seconds each. Chunked prefill (a prefix in a paged cache) is not
+# in this mirror (it takes the plain case only), so no entry covers it.
+CONFORMANCE_SHAPES = {
+    # GQA 2:1, four Q chunks per head: zigzag ranges span heads and chunks
+    "sdpa/causal_b1_q4_kv2_d64_s128": SdpaShape(1, 4, 2, 64, 128),
+    # batch 2, 64-token chunks over 96 tokens: a half-padded last chunk
+    "sdpa/causal_b2_q2_kv1_d128_s96_chunk64": SdpaShape(2, 2, 1, 128, 96, 64, 64),
+    "sdpa/causal_b1_q2_kv1_d256_s64": SdpaShape(1, 2, 1, 256, 64),
+    "sdpa/causal_b1_q2_kv1_d64_s256_chunk128": SdpaShape(1, 2, 1, 64, 256, 128, 128),
+    # Q chunks twice the K chunks, and the reverse: the diagonal falls inside a chunk
+    "sdpa/causal_b1_q4_kv1_d64_s192_q64_k32": SdpaShape(1, 4, 1, 64, 192, 64, 32),
+    "sdpa/causal_b1_q3_kv1_d128_s160_q32_k64": SdpaShape(1, 3, 1, 128, 160, 32, 64),
+    # 80 tokens: the last tile holds 16 valid rows and columns
+    "sdpa/causal_b1_q2_kv2_d64_s80": SdpaShape(1, 2, 2, 64, 80),
+    # the accurate exp (scale applied by mul_unary_tile, clamped exp) and 32-bit DST
+    "sdpa/causal_b1_q2_kv1_d64_s128_chunk64_exact_exp": SdpaShape(1, 2, 1, 64, 128, 64, 64, exp_approx=False),
+    "sdpa/causal_b1_q2_kv1_d64_s128_chunk64_fp32_dest": SdpaShape(1, 2, 1, 64, 128, 64, 64, fp32_dest_acc=True),
+}
 
 
-@register("sdpa/causal_b1_q4_kv2_d64_s128", "transformer", (READER, COMPUTE, WRITER),
-          build=lambda device: sdpa_program(device, GQA_SHAPE)[0])
-def _sdpa_gqa(device) -> dict:
-    return _check(device, GQA_SHAPE, seed=3)
+def _register_conformance(name: str, shape: SdpaShape, seed: int) -> None:
+    @register(name, "transformer", (READER, COMPUTE, WRITER), build=lambda device: sdpa_program(device, shape)[0])
+    def _entry(device) -> dict:
+        return _check(device, shape, seed)
 
 
-@register("sdpa/causal_b2_q2_kv1_d128_s96_chunk64", "transformer", (READER, COMPUTE, WRITER),
-          build=lambda device: sdpa_program(device, BATCHED_SHAPE)[0])
-def _sdpa_batched(device) -> dict:
-    return _check(device, BATCHED_SHAPE, seed=4)
+for _seed, (_name, _shape) in enumerate(CONFORMANCE_SHAPES.items(), start=3):
+    _register_conformance(_name, _shape, _seed)
