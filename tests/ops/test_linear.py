@@ -88,3 +88,23 @@ def test_bad_input_is_named(sim):
     finally:
         sim.free(tx)
         weight.free()
+
+
+def test_column_chunked_weight_like_the_lm_head(sim):
+    # the last token's logits through a weight held as three column chunks (the LM head's layout)
+    from ttprefill.ops.linear.linear import ChunkedDenseWeight, linear_chunked
+
+    x, w, ref = _inputs(1, 256, 1000, seed=4)
+    weight = ChunkedDenseWeight.upload(sim, w, BFP8, chunk_columns=384)
+    tx = sim.upload(x, BF16)
+    try:
+        outs = linear_chunked(sim, tx, weight)
+        out = np.concatenate([sim.download(o) for o in outs], axis=1)
+        for o in outs:
+            sim.free(o)
+    finally:
+        sim.free(tx)
+        weight.free()
+    assert [c.n_out for c in weight.chunks] == [384, 384, 232]
+    assert out.shape == (1, 1000)
+    assert pcc(ref, out) >= 0.9999

@@ -87,3 +87,59 @@ def linear_host(device, x: np.ndarray, weight: np.ndarray, *, weight_format: Dat
     finally:
         device.free(tx)
         w.free()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Projections too wide for one program (the LM head: 248k output columns): the weight is resident as
+# column chunks, each a DenseWeight its own program can hold a block of; each chunk's output is its own
+# tensor (the mirrored factory strides its output by the weight's width).
+
+def max_chunk_columns(k_in: int, weight_format: DataFormat) -> int:
+    """The widest output (8 core columns of equal blocks) a program can hold with one tile row per core
+    and the planner's first K block width (taller inputs are cut into row slabs as usual)."""
+    from ttprefill.hw import GRID_X, L1_CB_BUDGET_BYTES
+
+    from .planner import K_BLOCK_WIDTHS, l1_bytes
+
+    shape = LinearShape(1, k_in, 32, weight_format)
+    bw = next(b for b in K_BLOCK_WIDTHS if shape.kt % b == 0)
+    pcn = 1
+    while l1_bytes(shape, 1, pcn + 1, bw) <= L1_CB_BUDGET_BYTES:
+        pcn += 1
+    return GRID_X * pcn * 32
+
+
+@dataclass
+class ChunkedDenseWeight:
+    """W^T resident as column chunks [k_in, chunk] back to back (the last one narrower)."""
+
+    chunks: list[DenseWeight]
+
+    @classmethod
+    def upload(cls, device, weight: np.ndarray, data_format: DataFormat = DataFormat.Float16_b,
+               chunk_columns: int | None = None) -> "ChunkedDenseWeight":
+        weight = np.asarray(weight, dtype=np.float32)
+        n_out, k_in = weight.shape
+        step = chunk_columns or max_chunk_columns(k_in, data_format)
+        return cls([DenseWeight.upload(device, weight[c:c + step], data_format) for c in range(0, n_out, step)])
+
+    @classmethod
+    def allocate(cls, device, k_in: int, n_out: int, data_format: DataFormat,
+                 chunk_columns: int | None = None) -> "ChunkedDenseWeight":
+        """Chunks of the right shapes with no values written (timing-only runs)."""
+        step = chunk_columns or max_chunk_columns(k_in, data_format)
+        return cls([DenseWeight(device.allocate((k_in, min(step, n_out - c)), data_format), k_in, min(step, n_out - c))
+                    for c in range(0, n_out, step)])
+
+    @property
+    def n_out(self) -> int:
+        return sum(c.n_out for c in self.chunks)
+
+    def free(self) -> None:
+        for c in self.chunks:
+            c.free()
+
+
+def linear_chunked(device, x: DeviceTensor, weight: ChunkedDenseWeight, **options) -> list[DeviceTensor]:
+    """x @ W^T chunk by chunk: one output tensor [tokens, chunk] per chunk, in column order."""
+    return [linear(device, x, chunk, **options) for chunk in weight.chunks]
