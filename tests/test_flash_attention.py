@@ -8,7 +8,6 @@ and the error from that storage rounding is bounded separately.
 
 from __future__ import annotations
 
-import types
 
 import numpy as np
 import pytest
@@ -17,7 +16,8 @@ from ttprefill.device.formats import from_device_bytes, round_to_bf16, to_device
 from ttprefill.device.program import DataFormat, L1OverflowError, MathFidelity
 from ttprefill.device.sim_device import SimDevice
 from ttprefill.ops import attention as fa
-from ttprefill.ops.attention.benchmark import attention_bench
+from ttprefill.bench import AttentionBenchArgs, DeviceChoice
+from ttprefill.bench.attention import attention_bench
 from ttprefill.ops.attention import (
     CacheCapacityError,
     FlashAttentionConfig,
@@ -294,16 +294,16 @@ def test_registered_programs_build_without_a_device():
 
 
 def test_attention_bench_reports_accuracy_and_modeled_figures():
-    args = types.SimpleNamespace(seq=256, q_heads=2, kv_heads=1, head_dim=64, chunk=128, prefix=64)
+    args = AttentionBenchArgs(seq=256, q_heads=2, kv_heads=1, head_dim=64, chunk=128, prefix=64)
     result = attention_bench(args)
     for key in ("wall_s", "modeled_cycles", "modeled_s", "tflops", "fpu_util", "dram_util", "pcc", "rel_rms",
                 "shape"):
         assert key in result
     assert result["pcc"] >= PCC_MIN and result["rel_rms"] <= REL_RMS_MAX
     assert 0 < result["fpu_util"] < 1 and result["modeled_cycles"] > 0
-    # The CLI's namespace: unset flags are None; timing only, no accuracy keys.
-    cli = types.SimpleNamespace(seq=512, q_heads=2, kv_heads=1, head_dim=128, chunk=None, prefix=0, fidelity=None,
-                                format="bfp8", timing_only=True, check="no", trace=None)
+    # As the CLI builds them: unset flags are None; timing only, no accuracy keys.
+    cli = AttentionBenchArgs(seq=512, q_heads=2, kv_heads=1, head_dim=128, chunk=None, prefix=0, fidelity=None,
+                             format="bfp8", check="no", device=DeviceChoice(timing_only=True))
     timed = attention_bench(cli)
     assert "pcc" not in timed and timed["modeled_cycles"] > 0 and timed["shape"]["format"] == "Bfp8_b"
 
@@ -313,5 +313,6 @@ def test_modeled_fpu_utilisation_does_not_regress(seq, hq, d, floor):
     """Regression guard on the modeled figure (timing model 2.0 at its central setting; bf16 pages, HiFi2,
     64 cores, timing only): GQA prefill a few % under what the kernel reaches (2k: 0.297 for d128, 0.423 for
     d256; 8k d128: 0.534). Model 1 left init and LLK-call costs at zero and gave 0.33 / 0.49 / 0.69."""
-    args = types.SimpleNamespace(seq=seq, q_heads=hq, kv_heads=4, head_dim=d, timing_only=True, check="no")
+    args = AttentionBenchArgs(seq=seq, q_heads=hq, kv_heads=4, head_dim=d, check="no",
+                              device=DeviceChoice(timing_only=True))
     assert attention_bench(args)["fpu_util"] >= floor

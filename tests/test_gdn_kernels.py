@@ -17,7 +17,8 @@ from ttprefill.device import program as program_module
 from ttprefill.device.formats import round_to_bf16
 from ttprefill.device.program import L1OverflowError
 from ttprefill.ops import gdn
-from ttprefill.ops.gdn.benchmark import gdn_bench
+from ttprefill.bench import DeviceChoice, GdnBenchArgs
+from ttprefill.bench.gdn import gdn_bench
 from ttprefill.reference import gdn as ref
 from ttprefill.reference.inputs import gdn_inputs
 from ttprefill.reference.metrics import pcc, rel_rms
@@ -599,10 +600,8 @@ def test_registered_programs_build_offline():
 
 
 def test_bench_small_shape():
-    import argparse
-
-    args = argparse.Namespace(seq=100, qk_heads=1, v_heads=2, key_dim=64, value_dim=64, chunk=32, batch=2,
-                              fidelity=None, backend="sim", timing_only=False, trace=None)
+    args = GdnBenchArgs(seq=100, qk_heads=1, v_heads=2, key_dim=64, value_dim=64, chunk=32, batch=2,
+                        device=DeviceChoice(backend="sim", timing_only=False))
     out = gdn_bench(args)
     for key in ("wall_s", "modeled_cycles", "modeled_s", "tflops", "fpu_util", "pcc", "rel_rms", "shape"):
         assert key in out, key
@@ -614,10 +613,8 @@ def test_modeled_scan_cycles_regression_guard():
     """Modeled cycles are deterministic, so they may be bounded: the 27B shape's scan (gate vectors + fused
     scan with helpers) at 1024 tokens, timing-only, and its share of the FPU+DRAM bound. 1024 tokens keep
     the test to a few seconds; the full-size figures are in the benchmarks (README, docs/bench)."""
-    import argparse
-
-    args = argparse.Namespace(seq=1024, qk_heads=16, v_heads=48, key_dim=128, value_dim=128, chunk=64, batch=1,
-                              fidelity=None, backend="sim", timing_only=True, trace=None)
+    args = GdnBenchArgs(seq=1024, qk_heads=16, v_heads=48, key_dim=128, value_dim=128, chunk=64, batch=1,
+                        device=DeviceChoice(backend="sim", timing_only=True))
     out = gdn_bench(args)
     assert "gdn_scan_fused" in out["programs"]
     scan_cycles = out["programs"]["gdn_gate_vectors"] + out["programs"]["gdn_scan_fused"]

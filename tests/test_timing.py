@@ -15,8 +15,9 @@ from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.device.sim_device import SimDevice
 from ttprefill.device.trace import chrome_trace
 from ttprefill.ops import examples
-from ttprefill.ops.gdn.benchmark import gdn_bench
-from ttprefill.timing import utilisation
+from ttprefill.bench import AttentionBenchArgs, DeviceChoice, GdnBenchArgs
+from ttprefill.bench.gdn import gdn_bench
+from ttprefill.bench.utilisation import utilisation
 
 
 
@@ -53,14 +54,10 @@ def test_timing_only_matches_a_full_run_for_the_gdn_layer():
     """The benchmarks' GDN figures come from timing-only runs: on the 27B shape (fused scan with helper
     cores, both record paths: 3 chunks, some prepared by helpers) every program takes the same modeled
     cycles with and without the tile arithmetic. Nothing in these kernels branches on data."""
-    import argparse
-
-    from ttprefill.ops import gdn
-
     runs = []
     for timing_only in (False, True):
-        args = argparse.Namespace(seq=192, qk_heads=16, v_heads=48, key_dim=128, value_dim=128, chunk=64, batch=1,
-                                  fidelity=None, backend="sim", timing_only=timing_only, trace=None)
+        args = GdnBenchArgs(seq=192, qk_heads=16, v_heads=48, key_dim=128, value_dim=128, chunk=64, batch=1,
+                            device=DeviceChoice(backend="sim", timing_only=timing_only))
         runs.append(gdn_bench(args)["programs"])
     assert "gdn_scan_fused" in runs[0] and runs[0] == runs[1]
 
@@ -70,13 +67,11 @@ def test_timing_only_matches_a_full_run_for_flash_attention():
     row sums back: in a timing-only run they are zeros, so every step takes the fast path, as every step
     of these (realistic) inputs does in the full run; a step the guard rejects costs more than timing-only
     shows (tests/test_flash_attention.py exercises that path for values)."""
-    import types
+    from ttprefill.bench.attention import attention_bench
 
-    from ttprefill.ops.attention.benchmark import attention_bench
-
-    cycles = [attention_bench(types.SimpleNamespace(
-        seq=512, q_heads=8, kv_heads=2, head_dim=128, chunk=None, prefix=128, fidelity=None, format=None,
-        timing_only=timing_only, check="no" if timing_only else None, trace=None))["modeled_cycles"]
+    cycles = [attention_bench(AttentionBenchArgs(
+        seq=512, q_heads=8, kv_heads=2, head_dim=128, prefix=128, check="no" if timing_only else "auto",
+        device=DeviceChoice(timing_only=timing_only)))["modeled_cycles"]
         for timing_only in (False, True)]
     assert cycles[0] == cycles[1]
 

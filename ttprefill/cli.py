@@ -89,16 +89,40 @@ def _check_bench_args(args) -> None:
             raise ValueError(f"--prefix {args.prefix} must be below --seq {args.seq}")
 
 
+def bench_arguments(args):
+    """The typed arguments (ttprefill.bench.options) of the benchmark the parsed flags ask for."""
+    from ttprefill import bench
+
+    device = bench.DeviceChoice(backend=args.backend, timing_only=bool(args.timing_only), trace=args.trace,
+                                costs=args.costs)
+    if args.what == "sim":
+        return bench.SimBenchArgs(fidelity=args.fidelity)
+    if args.what == "matmul":
+        return bench.MatmulBenchArgs(size=args.size, format=args.format, fidelity=args.fidelity, device=device)
+    if args.what == "attention":
+        return bench.AttentionBenchArgs(seq=args.seq, q_heads=args.q_heads, kv_heads=args.kv_heads,
+                                        head_dim=args.head_dim, chunk=args.chunk, prefix=args.prefix,
+                                        format=args.format, fidelity=args.fidelity, device=device)
+    if args.what == "gdn":
+        return bench.GdnBenchArgs(seq=args.seq, qk_heads=args.qk_heads, v_heads=args.v_heads, key_dim=args.key_dim,
+                                  value_dim=args.value_dim, chunk=args.chunk, batch=args.batch,
+                                  fidelity=args.fidelity, format=args.format, device=device)
+    if args.what in ("engine", "checkpoints"):
+        return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, device=device)
+    return bench.CalibrationBenchArgs(device=device)
+
+
 def cmd_bench(args) -> int:
     from ttprefill import bench
 
     _check_bench_args(args)
+    typed = bench_arguments(args)
     if args.peer:
         from ttprefill import peers
 
-        result = peers.run(args.what, args)
+        result = peers.run(args.what, typed)
     else:
-        result = bench.run(args.what, args)
+        result = bench.run(args.what, typed)
     _emit(result, args.json)
     return 0
 

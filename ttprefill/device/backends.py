@@ -1,23 +1,44 @@
-"""Pick an executor by name: "sim" (the simulator built from sim/) or "tt" (a Wormhole card via ttnn).
+"""The executor backends by name, with what each can do. Each is imported only when opened, so choosing
+"sim" never imports ttnn and choosing "tt" never needs the simulator's C++ extension.
 
-Both return an object with the same surface (allocate/upload/write/download/free, run, ...);
-each is imported only when asked for, so choosing "sim" never imports ttnn and choosing "tt"
-never needs the simulator's C++ extension.
+A new backend (a mesh, another simulator) adds one Backend entry here and a class implementing
+device/executor.py's Executor protocol.
 """
 
 from __future__ import annotations
 
-BACKENDS = ("sim", "tt")
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    module: str  # where its executor class lives
+    class_name: str
+    models_time: bool  # its RunReports carry modeled cycles
+    mesh: bool  # it can open a mesh of chips (mesh_shape=...)
+    description: str
+
+
+BACKENDS: dict[str, Backend] = {
+    "sim": Backend("sim", "ttprefill.device.sim_device", "SimDevice", models_time=True, mesh=False,
+                   description="the simulator built from sim/ (one Wormhole chip, modeled time)"),
+    "tt": Backend("tt", "ttprefill.device.tt_device", "TTDevice", models_time=False, mesh=True,
+                  description="a Wormhole card (n150, or n300 as a 1x2 mesh) through ttnn, wall time"),
+}
+
+
+def backend_info(name: str) -> Backend:
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}") from None
 
 
 def open_device(backend: str, **options):
-    """A device of the named backend; options go to its constructor (e.g. mesh_shape=(1, 2) for "tt")."""
-    if backend == "sim":
-        from .sim_device import SimDevice
-
-        return SimDevice(**options)
-    if backend == "tt":
-        from .tt_device import TTDevice
-
-        return TTDevice(**options)
-    raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    """An executor of the named backend; options go to its constructor (e.g. mesh_shape=(1, 2) for "tt")."""
+    info = backend_info(backend)
+    if "mesh_shape" in options and not info.mesh:
+        raise ValueError(f"backend {backend!r} runs one chip; drop mesh_shape or use a backend with a mesh")
+    return getattr(importlib.import_module(info.module), info.class_name)(**options)

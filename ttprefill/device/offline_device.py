@@ -8,7 +8,8 @@ builders need tensors for their addresses and TensorAccessorArgs; the checks aga
 
 from __future__ import annotations
 
-from .program import DRAM_ALIGNMENT, DRAM_BANKS, CoreCoord, DataFormat
+from .executor import Capabilities, HostTraffic
+from .program import DRAM_ALIGNMENT, DRAM_BANKS, GRID_X, GRID_Y, CoreCoord, DataFormat
 from .tensor import DeviceTensor
 
 # Where per-bank allocations start: above the first DRAM pages, as a real allocator leaves them.
@@ -16,11 +17,12 @@ FIRST_ADDRESS = 0x10000
 
 
 class OfflineDevice:
-    kind = "offline"
-    grid = (8, 8)
+    grid = (GRID_X, GRID_Y)
+    capabilities = Capabilities(models_time=False, holds_data=False, has_mesh=False)
 
     def __init__(self) -> None:
         self._next_address = FIRST_ADDRESS
+        self.host_traffic = HostTraffic()  # stays empty: nothing moves
 
     def allocate(self, shape: tuple[int, ...], data_format: DataFormat) -> DeviceTensor:
         shape = tuple(int(s) for s in shape)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import numpy as np
 from loguru import logger
@@ -13,14 +12,16 @@ from . import formats, jit
 from .program import (
     CB_ALIGNMENT,
     DRAM_BANKS,
+    GRID_X,
+    GRID_Y,
     L1_RESERVED_BYTES,
     CoreCoord,
     DataFormat,
     Program,
     Role,
 )
+from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport
 from .tensor import DeviceTensor
-from ttprefill.hw import CLOCK_HZ
 
 _ROLE_CODES = {Role.RISCV_0: 0, Role.RISCV_1: 1, Role.COMPUTE: 2}
 # The timing model's cost settings (sim/src/timing.h, CostSetting): the costs no Wormhole measurement pins
@@ -53,33 +54,11 @@ def model_version() -> str:
     return _import_sim().timing_model_version
 
 
-@dataclass
-class RunReport:
-    """What a simulated run reports. Cycle figures come from the timing model: they are modeled."""
-
-    program: str
-    cycles: int
-    wall_s: float
-    cores: list[dict]
-    counters: dict
-    jit_compiled: int = 0
-    jit_cached: int = 0
-    trace: list = field(default_factory=list)  # (core x, core y, role, name, start cycle, end cycle)
-    # Profiler zones (DeviceZoneScopedN in a kernel), summed over cores: name -> entries, elapsed, and the
-    # busy cycles of the unpack / math / pack pipelines and of data-movement RISC-Vs inside the zone.
-    zones: dict = field(default_factory=dict)
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def modeled_s(self) -> float:
-        return self.cycles / CLOCK_HZ
-
-
 class SimDevice:
     """The simulated Wormhole chip: 8x8 Tensix cores, 12 DRAM banks."""
 
-    kind = "sim"
-    grid = (8, 8)
+    grid = (GRID_X, GRID_Y)
+    capabilities = Capabilities(models_time=True, holds_data=True, has_mesh=False)
 
     def __init__(self, timing_only: bool = False, trace: bool = False, costs: str = DEFAULT_COST_SETTING):
         self._sim = _import_sim()
@@ -90,6 +69,7 @@ class SimDevice:
         self.trace = trace
         self.costs = costs
         self.last_report: RunReport | None = None
+        self.host_traffic = HostTraffic()
         # Fault guards (docs/faults.md): stop a run after this many modeled cycles or seconds of simulator
         # CPU time without CB, NoC or semaphore traffic; a kernel running spin_seconds of CPU time without
         # an API call is taken to poll L1 and yields until its core's L1 is written.
@@ -134,11 +114,13 @@ class SimDevice:
         self._device.dram_write_pages(tensor.address, tensor.aligned_page_size, first_page, np.asarray(data, np.uint8),
                                       tensor.page_size)
         self._host_written.add(tensor.address)
+        self.host_traffic.add(TO_DEVICE, "write", n * tensor.page_size)
 
     def read_pages(self, tensor: DeviceTensor, first_page: int, num_pages: int) -> np.ndarray:
         self._check_live(tensor)
         if first_page < 0 or first_page + num_pages > tensor.num_pages:
             raise ValueError(f"pages [{first_page}, {first_page + num_pages}) outside the tensor's {tensor.num_pages} pages")
+        self.host_traffic.add(TO_HOST, "read", num_pages * tensor.page_size)
         return self._device.dram_read_pages(tensor.address, tensor.aligned_page_size, first_page, num_pages,
                                             tensor.page_size)
 
@@ -203,7 +185,7 @@ class SimDevice:
         except self._sim.SimError as e:
             raise SimError(str(e)) from None
         wall = time.perf_counter() - t0
-        report = RunReport(program.name, result["cycles"], wall, result["cores"], result["counters"],
+        report = RunReport(program.name, wall, result["cycles"], result["cores"], result["counters"],
                            jit.STATS.compiled - before[0], jit.STATS.cached - before[1], trace=result["trace"],
                            zones=result["zones"])
         logger.debug("{}: {} modeled cycles, {:.3f} s wall", program.name, report.cycles, wall)

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from . import formats
-from .program import NUM_CIRCULAR_BUFFERS, CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, ProgramError, Role
+from .program import GRID_X, GRID_Y, NUM_CIRCULAR_BUFFERS, CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, ProgramError, Role
+from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport
 from .tensor import DeviceTensor
 from .ttnn_env import import_ttnn
 
@@ -235,17 +236,6 @@ class TTTensor(DeviceTensor):
         return list(args.get_compile_time_args())
 
 
-@dataclass
-class TTRunReport:
-    """What a run on the card reports: host wall time only (no cycle model on silicon)."""
-
-    program: str
-    wall_s: float
-    cycles: None = None
-    modeled_s: None = None
-    extra: dict = field(default_factory=dict)
-
-
 class TTDevice:
     """A Wormhole card (n150: one chip; n300: a 1x2 mesh), driven through ttnn.
 
@@ -254,8 +244,7 @@ class TTDevice:
     replicated tensors; downloads read the first chip.
     """
 
-    kind = "tt"
-    grid = (8, 8)
+    grid = (GRID_X, GRID_Y)
 
     def __init__(self, mesh_shape: tuple[int, int] = (1, 1)):
         self.mock = mock_cluster() is not None
@@ -281,7 +270,11 @@ class TTDevice:
                 "the worker grid of " + ", ".join(f"chip {chip} is {x}x{y}" for chip, x, y in small)
                 + f"; the program builders assume {self.grid[0]}x{self.grid[1]} on every chip (a program runs on all of them)"
             )
-        self.last_report: TTRunReport | None = None
+        self.last_report: RunReport | None = None
+        self.host_traffic = HostTraffic()
+        chips = self.mesh.get_num_devices()
+        self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
+                                         mesh_shape=tuple(mesh_shape))
 
     def close(self) -> None:
         if getattr(self, "mesh", None) is not None:
@@ -324,17 +317,21 @@ class TTDevice:
     def upload(self, array: np.ndarray, data_format: DataFormat) -> TTTensor:
         array = np.asarray(array)
         data_format = DataFormat(data_format)
-        return self._wrap(array.shape, data_format, self._host_tensor(array, data_format, self.mesh))
+        t = self._wrap(array.shape, data_format, self._host_tensor(array, data_format, self.mesh))
+        self.host_traffic.add(TO_DEVICE, "write", t.nbytes)
+        return t
 
     def write(self, tensor: TTTensor, array: np.ndarray) -> None:
         self._check_live(tensor)
         if tuple(array.shape) != tensor.shape:
             raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {tensor.shape}")
         self._ttnn.copy_host_to_device_tensor(self._host_tensor(array, tensor.data_format), tensor.ttnn_tensor)
+        self.host_traffic.add(TO_DEVICE, "write", tensor.nbytes)
 
     def download(self, tensor: TTTensor) -> np.ndarray:
         self._check_live(tensor)
         host = self._ttnn.from_device(tensor.ttnn_tensor)
+        self.host_traffic.add(TO_HOST, "read", tensor.nbytes)
         if self.mesh.get_num_devices() > 1:
             host = self._ttnn.get_device_tensors(host)[0]
         if tensor.data_format is DataFormat.Float16_b:
@@ -391,7 +388,7 @@ class TTDevice:
             raise ValueError(f"{program.name}: generic_op needs at least one output tensor in program.outputs")
         return out
 
-    def run(self, program: Program) -> TTRunReport:
+    def run(self, program: Program) -> RunReport:
         from .ttnn_checks import check_program_against_ttnn
 
         check_program_against_ttnn(program)  # raises on anything the card would reject
@@ -399,5 +396,5 @@ class TTDevice:
         descriptor = program_to_descriptor(program, self._ttnn)
         self._ttnn.generic_op(self.io_tensors(program), descriptor)
         self._ttnn.synchronize_device(self.mesh)
-        self.last_report = TTRunReport(program.name, time.perf_counter() - t0)
+        self.last_report = RunReport(program.name, time.perf_counter() - t0)
         return self.last_report

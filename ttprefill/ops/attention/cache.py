@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ttprefill.device.offline_device import OfflineDevice
 from ttprefill.device.program import DataFormat
 from ttprefill.device.tensor import DeviceTensor
 
@@ -42,7 +41,7 @@ class KVCache:
         shape = (num_pages, kv_heads, page_tokens, head_dim)
         k_pool = device.allocate(shape, data_format)
         v_pool = device.allocate(shape, data_format)
-        if not isinstance(device, OfflineDevice):
+        if device.capabilities.holds_data:
             zeros = np.zeros(shape, np.float32)
             device.write(k_pool, zeros)
             device.write(v_pool, zeros)

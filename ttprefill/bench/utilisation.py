@@ -1,24 +1,32 @@
-"""Utilisation figures from a simulated run's modeled cycles (WORMHOLE.md peaks; 1 GHz clock)."""
+"""Utilisation figures from a run's modeled cycles, against the chip's peaks (ttprefill.hw)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ttprefill.device.program import MathFidelity
-
-CLOCK_HZ = 1.0e9
-# One 8x16 by 16x16 multiply per cycle per core at LoFi = 4096 FLOP/cycle; each fidelity phase
-# divides that (WORMHOLE.md, tech_reports/matrix_engine).
-FPU_FLOPS_PER_CYCLE_LOFI = 2 * 8 * 16 * 16
-# 12 channels x 24 GB/s (WORMHOLE.md, DRAMTile/README.md), in bytes per cycle at 1 GHz.
-DRAM_PEAK_BYTES_PER_CYCLE = 288.0
-# Each core injects into 2 NoCs at up to 30 B/cycle each (tt-npe's link model, WORMHOLE.md).
-NOC_PORT_BYTES_PER_CYCLE = 2 * 30.0
+from ttprefill.hw import CLOCK_HZ, DRAM_PEAK_BYTES_PER_CYCLE, NOC_PORT_BYTES_PER_CYCLE, fpu_peak_flops_per_cycle
 
 
-def fpu_peak_flops_per_cycle(cores: int, fidelity: MathFidelity) -> float:
-    return cores * FPU_FLOPS_PER_CYCLE_LOFI / fidelity.phases
+@dataclass
+class CombinedRuns:
+    """Programs run back to back: their cycles add up, and so do their counters."""
+
+    reports: list
+    cycles: int = 0
+    counters: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.cycles = sum(r.cycles for r in self.reports)
+        for r in self.reports:
+            for key, value in r.counters.items():
+                if isinstance(value, (int, float)):
+                    self.counters[key] = self.counters.get(key, 0) + value
 
 
 def utilisation(report, *, flops: float, cores: int, fidelity: MathFidelity) -> dict:
+    """Modeled figures of a run (anything with `cycles` and `counters`): cycles, seconds, TFLOP/s, and
+    the FPU, DRAM, SFPU, NoC and per-pipeline utilisation."""
     cycles = max(1, report.cycles)
     seconds = cycles / CLOCK_HZ
     dram_bytes = report.counters.get("dram_read_bytes", 0) + report.counters.get("dram_write_bytes", 0)

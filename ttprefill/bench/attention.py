@@ -7,57 +7,52 @@ import time
 import numpy as np
 
 from ttprefill.device.program import DataFormat, MathFidelity
-from ttprefill.hw import MAX_CORES
+from ttprefill.hw import CLOCK_HZ, MAX_CORES
 from ttprefill.ops.attention.cache import KVCache
 from ttprefill.ops.attention.host import flash_attention, write_kv_cache
 from ttprefill.ops.attention.planner import _ceil_div
 from ttprefill.ops.attention.shapes import FlashAttentionConfig
 from ttprefill.ops.attention.work import attention_flops
 
+from .device import cost_setting, finish_trace
+from .options import AttentionBenchArgs
+from .utilisation import CombinedRuns, utilisation
 
-def _arg(args, name, default):
-    value = getattr(args, name, None)
-    return default if value is None else value
 
-
-def attention_bench(args) -> dict:
+def attention_bench(args: AttentionBenchArgs) -> dict:
     """`ttprefill bench attention`: prefill `seq` tokens (the first `prefix` already in the cache) in
     chunks of `chunk` (default: the rest at once) on the simulator and report wall time, accuracy
     against the fp64 reference (small shapes) and the modeled figures summed over every program run
     (the cache writes and the attention programs).
 
-    args: seq, q_heads, kv_heads, head_dim, and optionally chunk, prefix, page_tokens (64),
-    format ("bf16" | "bfp8": the cache pages), fidelity ("HiFi2" | "HiFi4"), check ("auto" | "yes" | "no":
-    run the numerics and compare; auto for up to ~2^31 score elements x head_dim), timing_only, trace
-    (path for a Chrome trace of the last attention program).
+    The simulator runs it (args.device's timing-only, trace and cost setting apply): check ("auto" |
+    "yes" | "no") runs the numerics and compares, auto for up to ~2^31 score elements x head_dim.
     """
-    from ttprefill.device.sim_device import DEFAULT_COST_SETTING, SimDevice
+    from ttprefill.device.sim_device import SimDevice
     from ttprefill.reference.attention import causal_attention
     from ttprefill.reference.metrics import pcc, rel_rms
-    from ttprefill.timing import utilisation
 
     seq, hq, hkv, d = int(args.seq), int(args.q_heads), int(args.kv_heads), int(args.head_dim)
-    prefix = int(_arg(args, "prefix", 0))
-    chunk = int(_arg(args, "chunk", 0)) or (seq - prefix)
-    page_tokens = int(_arg(args, "page_tokens", 64))
-    page_format = DataFormat.Bfp8_b if str(_arg(args, "format", "bf16")).lower().startswith("bfp8") \
-        else DataFormat.Float16_b
-    fidelity = MathFidelity[str(_arg(args, "fidelity", "HiFi2"))]
+    prefix = int(args.prefix or 0)
+    chunk = int(args.chunk or 0) or (seq - prefix)
+    page_tokens = int(args.page_tokens)
+    page_format = DataFormat.Bfp8_b if str(args.format or "bf16").lower().startswith("bfp8") else DataFormat.Float16_b
+    fidelity = MathFidelity[args.fidelity or "HiFi2"]
     if not 0 <= prefix < seq:
         raise ValueError(f"--prefix {prefix} must be in [0, --seq {seq})")
-    check = str(_arg(args, "check", "auto"))
+    check = args.check or "auto"
     pairs = hq * (seq * (seq + 1) // 2 - prefix * (prefix + 1) // 2)
     numerics = check == "yes" or (check == "auto" and pairs * d <= 2 ** 31)
-    if bool(_arg(args, "timing_only", False)) and check != "yes":
+    if args.device.timing_only and check != "yes":
         numerics = False
-    trace_path = _arg(args, "trace", None)
+    trace_path = args.device.trace
 
     rng = np.random.default_rng(0)
     if numerics:
         q_all, k_all, v_all = (rng.standard_normal((seq, h, d)).astype(np.float32) for h in (hq, hkv, hkv))
     else:  # timing only: values do not matter, and zeros cost no host memory (np.zeros maps lazily)
         q_all, k_all, v_all = (np.zeros((seq, h, d), np.float32) for h in (hq, hkv, hkv))
-    device = SimDevice(timing_only=not numerics, trace=bool(trace_path), costs=_arg(args, "costs", None) or DEFAULT_COST_SETTING)
+    device = SimDevice(timing_only=not numerics, trace=bool(trace_path), costs=cost_setting(args.device))
     pages = _ceil_div(seq, page_tokens)
     cache = KVCache.create(device, pages, page_tokens, hkv, d, page_format)
     table = list(range(pages))
@@ -65,7 +60,7 @@ def attention_bench(args) -> dict:
     if prefix:  # the prefix is in the cache before the measured chunks (written, not measured)
         write_kv_cache(device, cache, k_all[:prefix], v_all[:prefix], table, 0)
     t0 = time.perf_counter()
-    cycles, counters, outs, cores, last = 0, {}, [], 1, None
+    reports, outs, cores, last = [], [], 1, None
     attention_cycles = write_cycles = 0
     for start in range(prefix, seq, chunk):
         stop = min(seq, start + chunk)
@@ -73,33 +68,27 @@ def attention_bench(args) -> dict:
                               config=config, return_run=True)
         attention_cycles += run.attention_report.cycles
         write_cycles += run.write_report.cycles
-        for report in (run.write_report, run.attention_report):
-            cycles += report.cycles
-            for key, value in report.counters.items():  # programs run back to back: counters add up
-                if isinstance(value, (int, float)):
-                    counters[key] = counters.get(key, 0) + value
+        reports += [run.write_report, run.attention_report]
         cores = max(cores, len(run.plan.core_units))
         outs.append(run.out)
         last = run.attention_report
     wall = time.perf_counter() - t0
     cache.free()
-    if trace_path and last is not None:
-        from ttprefill.device.trace import write_chrome_trace
-
-        write_chrome_trace(last, trace_path)
+    if last is not None:
+        finish_trace(args.device, last)
 
     flops = attention_flops(hq, d, seq - prefix, prefix)
-    total = type("ModeledRuns", (), {"cycles": cycles, "counters": counters})()
+    total = CombinedRuns(reports)
     figures = utilisation(total, flops=flops, cores=MAX_CORES, fidelity=fidelity)
     result = {
         "shape": {"seq": seq, "q_heads": hq, "kv_heads": hkv, "head_dim": d, "chunk": chunk, "prefix": prefix,
                   "page_tokens": page_tokens, "format": page_format.name, "fidelity": fidelity.name},
         "wall_s": wall,
-        "modeled_cycles": int(cycles),
+        "modeled_cycles": int(total.cycles),
         "modeled_s": figures["modeled_s"],
         # The two programs apart: the attention itself, and writing the chunk's K/V into the cache pages.
-        "attention_modeled_s": attention_cycles / 1e9,
-        "cache_write_modeled_s": write_cycles / 1e9,
+        "attention_modeled_s": attention_cycles / CLOCK_HZ,
+        "cache_write_modeled_s": write_cycles / CLOCK_HZ,
         "tflops": figures["tflops"],
         "fpu_util": figures["fpu_util"],
         "dram_util": figures["dram_util"],

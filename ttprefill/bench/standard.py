@@ -17,6 +17,8 @@ from pathlib import Path
 
 from loguru import logger
 
+from .options import AttentionBenchArgs, DeviceChoice, GdnBenchArgs, MatmulBenchArgs
+
 # tt-metal models/demos/blackhole/qwen36/README-N300-9B.md (measured, batch 1).
 PUBLISHED_QWEN35_9B_N300_TTFT_S = {4096: 0.95, 8192: 1.95, 16384: 3.97, 32768: 8.33, 65536: 18.66, 131072: 33.5}
 N300_CHIPS = 2
@@ -24,22 +26,17 @@ N300_CHIPS = 2
 N300_CHIP_LINK_BYTES_PER_S = 2 * 12.5e9
 
 
-def _ns(**kw) -> argparse.Namespace:
-    base = dict(backend="sim", timing_only=True, trace=None, fidelity=None, chunk=None, prefix=0, batch=1,
-                seq=None, q_heads=None, kv_heads=None, head_dim=None, qk_heads=None, v_heads=None, key_dim=None,
-                value_dim=None, size=None, format=None, json=True, check="no", costs=None)
-    base.update(kw)
-    return argparse.Namespace(**base)
+TIMING_ONLY = DeviceChoice(backend="sim", timing_only=True)
 
 
 def attention_sweep(contexts, shapes) -> list[dict]:
-    from ttprefill.ops.attention.benchmark import attention_bench
+    from .attention import attention_bench
 
     out = []
     for hq, hkv, d in shapes:
         for seq in contexts:
             t0 = time.perf_counter()
-            r = attention_bench(_ns(seq=seq, q_heads=hq, kv_heads=hkv, head_dim=d, fidelity="HiFi2"))
+            r = attention_bench(AttentionBenchArgs(seq, hq, hkv, d, fidelity="HiFi2", check="no", device=TIMING_ONLY))
             logger.info("attention {}/{} d{} seq {}: {:.1%} FPU (modeled), {:.1f} s wall", hq, hkv, d, seq,
                         r["fpu_util"], time.perf_counter() - t0)
             out.append(r)
@@ -47,13 +44,13 @@ def attention_sweep(contexts, shapes) -> list[dict]:
 
 
 def gdn_sweep(contexts, qk_heads, v_heads, key_dim, value_dim, batch=1) -> list[dict]:
-    from ttprefill.ops.gdn.benchmark import gdn_bench
+    from .gdn import gdn_bench
 
     out = []
     for seq in contexts:
         t0 = time.perf_counter()
-        r = gdn_bench(_ns(seq=seq, qk_heads=qk_heads, v_heads=v_heads, key_dim=key_dim, value_dim=value_dim,
-                          batch=batch))
+        r = gdn_bench(GdnBenchArgs(seq=seq, qk_heads=qk_heads, v_heads=v_heads, key_dim=key_dim,
+                                   value_dim=value_dim, batch=batch, device=TIMING_ONLY))
         logger.info("gdn {}/{} K{} V{} x{} seq {}: {:.3f} ms modeled, {:.1f} s wall", qk_heads, v_heads, key_dim,
                     value_dim, batch, seq, r["modeled_s"] * 1e3, time.perf_counter() - t0)
         out.append(r)
@@ -66,11 +63,12 @@ def peer_sweep(contexts) -> dict:
 
     out: dict = {"gdn_27b": [], "attention_27b": []}
     for seq in contexts:
-        out["gdn_27b"].append(peers.gdn_with_peer(_ns(seq=seq, qk_heads=16, v_heads=48, key_dim=128, value_dim=128)))
+        out["gdn_27b"].append(peers.gdn_with_peer(GdnBenchArgs(seq=seq, qk_heads=16, v_heads=48, key_dim=128,
+                                                               value_dim=128, device=TIMING_ONLY)))
         logger.info("gdn peer seq {}: speedup {:.2f} (central)", seq, out["gdn_27b"][-1]["speedup"])
         try:
-            out["attention_27b"].append(peers.attention_with_peer(_ns(seq=seq, q_heads=24, kv_heads=4, head_dim=256,
-                                                                      fidelity="HiFi2")))
+            out["attention_27b"].append(peers.attention_with_peer(AttentionBenchArgs(
+                seq, 24, 4, 256, fidelity="HiFi2", check="no", device=TIMING_ONLY)))
         except Exception as e:  # tt-metal's sdpa compute kernel does not compile in the simulator yet
             out["attention_27b"].append({"shape": {"seq": seq}, "error": f"{type(e).__name__}: {str(e)[:300]}"})
             logger.warning("attention peer seq {}: {}", seq, out["attention_27b"][-1]["error"][:120])
@@ -78,9 +76,10 @@ def peer_sweep(contexts) -> dict:
 
 
 def matmul_calibration() -> list[dict]:
-    from ttprefill.bench import bench_matmul
+    from .kernels import bench_matmul
 
-    return [bench_matmul(_ns(size=4096, format=fmt, fidelity=fid)) for fmt, fid in (("bf16", "HiFi2"), ("bfp8", "LoFi"))]
+    return [bench_matmul(MatmulBenchArgs(size=4096, format=fmt, fidelity=fid, device=TIMING_ONLY))
+            for fmt, fid in (("bf16", "HiFi2"), ("bfp8", "LoFi"))]
 
 
 def dense_matmul_seconds(flops: float, rate_tflops: float) -> float:
@@ -149,15 +148,15 @@ def plot_all(results: dict, out_dir: Path) -> list[Path]:
     paths.append(_save(fig, out_dir / "utilisation_vs_context.png"))
 
     # 2. Roofline.
-    from ttprefill.timing import DRAM_PEAK_BYTES_PER_CYCLE, fpu_peak_flops_per_cycle
     from ttprefill.device.program import MathFidelity
+    from ttprefill.hw import CLOCK_HZ, DRAM_PEAK_BYTES_PER_CYCLE, MAX_CORES, fpu_peak_flops_per_cycle
     import numpy as np
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    peak = fpu_peak_flops_per_cycle(64, MathFidelity.HiFi2) * 1e9 / 1e12
-    bw = DRAM_PEAK_BYTES_PER_CYCLE * 1e9
+    peak = fpu_peak_flops_per_cycle(MAX_CORES, MathFidelity.HiFi2) * CLOCK_HZ / 1e12
+    bw = DRAM_PEAK_BYTES_PER_CYCLE * CLOCK_HZ
     ai = np.logspace(0, 4, 100)
-    ax.plot(ai, np.minimum(peak, ai * bw / 1e12), color="black", lw=1, label=f"roof: {peak:.0f} TFLOP/s HiFi2, 288 GB/s")
+    ax.plot(ai, np.minimum(peak, ai * bw / 1e12), color="black", lw=1, label=f"roof: {peak:.0f} TFLOP/s HiFi2, {bw / 1e9:.0f} GB/s")
     for label, rows in (("matmul 4096^3", results["matmul"]), ("attention", results["attention"]),
                         ("GDN layer", results["gdn_27b"])):
         # FLOP per DRAM byte = (TFLOP/s) / (DRAM bytes/s), both modeled.

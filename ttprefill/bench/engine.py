@@ -9,6 +9,8 @@ import time
 from ttprefill.engine import Engine, EngineOptions
 from ttprefill.workloads import shared_prefix
 
+from .options import EngineBenchArgs
+
 
 def _serve(backend: str, prompts, use_cache: bool, chunk: int) -> dict:
     # Without the cache: a new engine (empty cache) per request, so nothing is reused.
@@ -37,12 +39,12 @@ def _serve(backend: str, prompts, use_cache: bool, chunk: int) -> dict:
     return out
 
 
-def engine_bench(args) -> dict:
+def engine_bench(args: EngineBenchArgs) -> dict:
     seq = args.seq or 1024
     requests = 4
     prompts = shared_prefix(1024, requests=requests, prompt_tokens=seq, shared_fraction=0.9, seed=0)
     chunk = args.chunk or 256
-    backend = args.backend if args.backend != "sim" or not args.timing_only else "sim"
+    backend = args.device.backend
     with_cache = _serve(backend, prompts, True, chunk)
     without = _serve(backend, prompts, False, chunk)
     result = {
@@ -67,7 +69,7 @@ def engine_bench(args) -> dict:
     return result
 
 
-def checkpoint_sweep(args) -> dict:
+def checkpoint_sweep(args: EngineBenchArgs) -> dict:
     """`ttprefill bench checkpoints`: how often to store GDN checkpoints. For each interval N (blocks),
     serve the chat workload and report the tokens served from the cache, the tokens recomputed because
     a hit had to fall back to an earlier checkpoint, and the checkpoint bytes held, with the bytes scaled
@@ -89,7 +91,7 @@ def checkpoint_sweep(args) -> dict:
         "document_prefixes": [document[: int(n)] + rng.integers(0, 1024, 48).tolist()
                               for n in rng.integers(256, 2048, 16)],
     }
-    backend = args.backend if args.backend != "sim" else "torch"  # hit patterns do not depend on the kernels
+    backend = args.device.backend if args.device.backend != "sim" else "torch"  # hit patterns do not depend on the kernels
     rows = []
     for (name, prompts), every in ((w, e) for w in workloads.items() for e in (1, 2, 4, 8, 16)):
         eng = Engine.from_preset("tiny", backend=backend,

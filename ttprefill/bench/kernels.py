@@ -1,5 +1,6 @@
-"""Benchmarks behind `ttprefill bench ...`. Every figure from the timing model is modeled (1 GHz
-Wormhole clock), and wall-clock figures are the host's; the JSON keys say which is which."""
+"""`ttprefill bench sim` (the simulator's own speed) and `bench matmul` (a multicast matmul, the timing
+model's calibration program). Figures from the timing model are modeled; wall-clock figures are the
+host's; the JSON keys say which is which."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import numpy as np
 
 from ttprefill.device.program import DataFormat, MathFidelity
 
+from .device import device_for, finish_trace
+from .options import MatmulBenchArgs, SimBenchArgs
+from .utilisation import utilisation
+
 
 def _fidelity(name: str | None, default: MathFidelity) -> MathFidelity:
     return MathFidelity[name] if name else default
 
 
-def bench_sim(args) -> dict:
+def bench_sim(args: SimBenchArgs) -> dict:
     """Simulator speed: tile matmuls per wall second and the JIT's cold / cached compile time."""
     import shutil
     import tempfile
@@ -48,7 +53,7 @@ def bench_sim(args) -> dict:
             "shape": {"tile": [32, 32, 32]}}
 
 
-def bench_matmul(args) -> dict:
+def bench_matmul(args: MatmulBenchArgs) -> dict:
     """A multi-core multicast matmul (the calibration program of the timing model)."""
     from ttprefill.ops import examples
     from ttprefill.reference.metrics import pcc, rel_rms
@@ -56,7 +61,7 @@ def bench_matmul(args) -> dict:
     size = args.size or 512
     fmt = DataFormat.Bfp8_b if (args.format or "bf16") == "bfp8" else DataFormat.Float16_b
     fid = _fidelity(args.fidelity, MathFidelity.HiFi2)
-    dev = device_for(args)
+    dev = device_for(args.device)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((size, size)).astype(np.float32)
     b = rng.standard_normal((size, size)).astype(np.float32)
@@ -69,74 +74,12 @@ def bench_matmul(args) -> dict:
     # bf16 DST (no fp32 accumulation) as tt-metal's measured BF16/BFP8 matmuls run.
     report = dev.run(examples.matmul_program(dev, ta, tb, tc, grid, k_block=k_block, fidelity=fid, fp32_dest=False))
     wall = time.perf_counter() - t0
-    finish_trace(args, report)
+    finish_trace(args.device, report)
     out = {"wall_s": wall, "shape": {"m": size, "k": size, "n": size, "grid": list(grid), "format": fmt.name,
-                                     "fidelity": fid.name, "timing_only": bool(args.timing_only)}}
-    out.update(modeled_metrics(report, flops=2.0 * size ** 3, cores=grid[0] * grid[1], fidelity=fid))
-    if not args.timing_only:
+                                     "fidelity": fid.name, "timing_only": args.device.timing_only}}
+    out.update(utilisation(report, flops=2.0 * size ** 3, cores=grid[0] * grid[1], fidelity=fid))
+    if not args.device.timing_only:
         c = dev.download(tc)
         ref = a.astype(np.float64) @ b.astype(np.float64)
         out["pcc"], out["rel_rms"] = pcc(ref, c), rel_rms(ref, c)
     return out
-
-
-def device_for(args):
-    """The device a benchmark runs on: --backend, and --timing-only / --trace for the simulator."""
-    from ttprefill.device.backends import open_device
-
-    if args.backend == "sim":
-        return open_device("sim", timing_only=bool(getattr(args, "timing_only", False)),
-                           trace=bool(getattr(args, "trace", None)), costs=cost_setting(args))
-    if getattr(args, "timing_only", False):
-        raise SystemExit("--timing-only is a simulator option; drop it with --backend tt")
-    return open_device(args.backend)
-
-
-def cost_setting(args) -> str:
-    """The timing model's cost setting a simulator benchmark runs at (--costs; sim_device.COST_SETTINGS)."""
-    from ttprefill.device.sim_device import DEFAULT_COST_SETTING
-
-    return getattr(args, "costs", None) or DEFAULT_COST_SETTING
-
-
-def finish_trace(args, report) -> None:
-    """Write the run's Chrome/Perfetto trace if --trace was given."""
-    if getattr(args, "trace", None):
-        from ttprefill.device.trace import write_chrome_trace
-
-        write_chrome_trace(report, args.trace)
-
-
-def modeled_metrics(report, *, flops: float, cores: int, fidelity: MathFidelity) -> dict:
-    """Modeled figures of a run: cycles, seconds at 1 GHz, TFLOP/s, FPU and DRAM utilisation."""
-    from ttprefill.timing import utilisation
-
-    return utilisation(report, flops=flops, cores=cores, fidelity=fidelity)
-
-
-def run(what: str, args) -> dict:
-    if what == "sim":
-        return bench_sim(args)
-    if what == "matmul":
-        return bench_matmul(args)
-    if what == "attention":
-        from ttprefill.ops.attention.benchmark import attention_bench
-
-        return attention_bench(args)
-    if what == "gdn":
-        from ttprefill.ops.gdn.benchmark import gdn_bench
-
-        return gdn_bench(args)
-    if what == "engine":
-        from ttprefill.engine_bench import engine_bench
-
-        return engine_bench(args)
-    if what == "calibration":
-        from ttprefill.calibration import bench_calibration
-
-        return bench_calibration(args)
-    if what == "checkpoints":
-        from ttprefill.engine_bench import checkpoint_sweep
-
-        return checkpoint_sweep(args)
-    raise ValueError(f"unknown benchmark {what!r}")

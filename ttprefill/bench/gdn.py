@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import replace
 
 import numpy as np
 
 from ttprefill.device.program import MathFidelity
+from ttprefill.device.backends import backend_info
 from ttprefill.hw import CLOCK_HZ, MAX_CORES
 from ttprefill.ops.gdn import (
     BF16,
+    DEFAULT_CHUNK,
     CONV_WIDTH,
     FP32,
     SCAN_FIDELITY,
@@ -22,6 +24,10 @@ from ttprefill.ops.gdn import (
     nominal_flops,
     scan_min_dram_bytes,
 )
+
+from .device import device_for, finish_trace
+from .options import GdnBenchArgs
+from .utilisation import CombinedRuns, utilisation
 
 # Above this many (token x value head) pairs the bench skips the fp64 reference (it would take
 # minutes) and runs the simulator in timing-only mode unless told otherwise.
@@ -66,36 +72,34 @@ class _ZeroGenerator:
         return np.full(shape, (low + high) / 2, np.float32)
 
 
-def gdn_bench(args) -> dict:
+def gdn_bench(args: GdnBenchArgs) -> dict:
     """One GDN layer core (conv, gates, scan, gated norm) on the device at the requested shape.
 
-    Shape flags: --seq, --qk-heads, --v-heads, --key-dim, --value-dim, --chunk, --batch (independent
-    sequences; they run as extra heads, which is what they are to the kernels); --fidelity, and
-    --format fp32|bf16 for the scan's chunk records. Reports host wall
+    Shape: seq, qk_heads, v_heads, key_dim, value_dim, chunk (defaults: the 27B layer at 4096 tokens),
+    batch (independent sequences; they run as extra heads, which is what they are to the kernels);
+    fidelity, and format fp32|bf16 for the scan's chunk records. Reports host wall
     time, modeled cycles / seconds / TFLOP/s / FPU and DRAM utilisation (TFLOP/s counts GDN.md's nominal
     chunked-scan FLOPs), a per-program breakdown, and PCC / relative RMS of y and the final state against
     the fp64 reference when the shape is small enough (T * HV * batch <= BENCH_REFERENCE_LIMIT).
     """
-    from ttprefill.bench import device_for, finish_trace
-    from ttprefill.timing import utilisation
-
-    tokens = getattr(args, "seq", None) or 4096
-    batch = getattr(args, "batch", None) or 1
-    h = (getattr(args, "qk_heads", None) or 16) * batch
-    hv = (getattr(args, "v_heads", None) or 48) * batch
-    dims = GdnDims(h, hv, getattr(args, "key_dim", None) or 128, getattr(args, "value_dim", None) or 128)
-    chunk = getattr(args, "chunk", None) or 64
-    fidelity = MathFidelity[args.fidelity] if getattr(args, "fidelity", None) else SCAN_FIDELITY
-    record_format = {None: FP32, "fp32": FP32, "bf16": BF16}.get(getattr(args, "format", None))
+    tokens = args.seq or 4096
+    batch = args.batch or 1
+    h = (args.qk_heads or 16) * batch
+    hv = (args.v_heads or 48) * batch
+    dims = GdnDims(h, hv, args.key_dim or 128, args.value_dim or 128)
+    chunk = args.chunk or DEFAULT_CHUNK
+    fidelity = MathFidelity[args.fidelity] if args.fidelity else SCAN_FIDELITY
+    record_format = {None: FP32, "fp32": FP32, "bf16": BF16}.get(args.format)
     if record_format is None:
         raise ValueError(f"--format for gdn chooses the scan's chunk-record format: fp32 (default) or bf16; "
                          f"got {args.format!r}")
-    shape = ScanShape(tokens, h, hv, dims.key_dim, dims.value_dim, chunk)
+    shape = ScanShape.of(dims, tokens, chunk)
     check = tokens * hv <= BENCH_REFERENCE_LIMIT
-    if not check and getattr(args, "backend", "sim") == "sim":
-        args.timing_only = True
-    device = device_for(args)
-    timing_only = bool(getattr(device, "timing_only", False))
+    choice = args.device
+    if not check and backend_info(choice.backend).models_time:
+        choice = replace(choice, timing_only=True)
+    device = device_for(choice)
+    timing_only = choice.timing_only and backend_info(choice.backend).models_time
     params, inputs = _layer_inputs(dims, tokens, np.random.default_rng(0), values=not timing_only)
     reports: list = []
     t0 = time.perf_counter()
@@ -104,13 +108,13 @@ def gdn_bench(args) -> dict:
                                record_format=record_format, reports=reports)
     wall = time.perf_counter() - t0
     for r in reports:
-        finish_trace(args, r)
+        finish_trace(choice, r)
     out = {"wall_s": wall,
            "shape": {"seq": tokens, "batch": batch, "qk_heads": h // batch, "v_heads": hv // batch,
                      "key_dim": dims.key_dim, "value_dim": dims.value_dim, "chunk": chunk,
                      "fidelity": fidelity.name, "records": record_format.name, "timing_only": timing_only}}
-    if reports and getattr(device, "kind", "") == "sim":
-        total = _CombinedReport(reports)
+    if reports and device.capabilities.models_time:
+        total = CombinedRuns(reports)
         out.update(utilisation(total, flops=nominal_flops(shape), cores=MAX_CORES, fidelity=fidelity))
         out["fpu_flops_executed"] = total.counters.get("fpu_flops", 0)
         out["programs"] = {r.program.split("_T")[0]: r.cycles for r in reports}
@@ -133,19 +137,3 @@ def gdn_bench(args) -> dict:
         out["pcc"], out["rel_rms"] = pcc(y_ref, y), rel_rms(y_ref, y)
         out["state_pcc"], out["state_rel_rms"] = pcc(s_ref, state), rel_rms(s_ref, state)
     return out
-
-
-@dataclass
-class _CombinedReport:
-    """Programs run back to back: cycles add up, counters add up."""
-
-    reports: list
-    cycles: int = 0
-    counters: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.cycles = sum(r.cycles for r in self.reports)
-        for r in self.reports:
-            for key, value in r.counters.items():
-                if isinstance(value, (int, float)):
-                    self.counters[key] = self.counters.get(key, 0) + value

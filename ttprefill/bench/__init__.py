@@ -1,0 +1,59 @@
+"""Benchmarks behind `ttprefill bench ...` and scripts/bench. Each takes typed arguments
+(ttprefill.bench.options) and returns one JSON-ready dict; figures from the timing model are labelled
+modeled, wall-clock figures are the host's.
+
+Modules: options (the argument types), device (which executor, trace files), utilisation (modeled
+figures against the chip's peaks), kernels (sim, matmul), attention, gdn, engine (engine, checkpoints),
+standard (the standard set with plots, `python -m ttprefill.bench.standard`).
+"""
+
+from __future__ import annotations
+
+from .options import (
+    AttentionBenchArgs,
+    CalibrationBenchArgs,
+    DeviceChoice,
+    EngineBenchArgs,
+    GdnBenchArgs,
+    MatmulBenchArgs,
+    SimBenchArgs,
+)
+
+BENCHMARKS = ("sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration")
+
+
+def run(what: str, args) -> dict:
+    """Run the benchmark `what` with its typed arguments."""
+    if what == "sim":
+        from .kernels import bench_sim
+
+        return bench_sim(args)
+    if what == "matmul":
+        from .kernels import bench_matmul
+
+        return bench_matmul(args)
+    if what == "attention":
+        from .attention import attention_bench
+
+        return attention_bench(args)
+    if what == "gdn":
+        from .gdn import gdn_bench
+
+        return gdn_bench(args)
+    if what == "engine":
+        from .engine import engine_bench
+
+        return engine_bench(args)
+    if what == "checkpoints":
+        from .engine import checkpoint_sweep
+
+        return checkpoint_sweep(args)
+    if what == "calibration":
+        from ttprefill.calibration import bench_calibration
+
+        return bench_calibration(args)
+    raise ValueError(f"unknown benchmark {what!r}; choose one of {', '.join(BENCHMARKS)}")
+
+
+__all__ = ["BENCHMARKS", "AttentionBenchArgs", "CalibrationBenchArgs", "DeviceChoice", "EngineBenchArgs",
+           "GdnBenchArgs", "MatmulBenchArgs", "SimBenchArgs", "run"]
