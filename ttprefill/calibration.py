@@ -9,10 +9,8 @@ figure with its source; docs/TIMING.md the constants.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
-
-import numpy as np
 
 from ttprefill.device.program import (
     CircularBuffer,
@@ -40,12 +38,15 @@ class Point:
     published_s: float
     held_out: bool = True  # False: a model constant was derived from this very figure
     note: str = ""
+    # What the figure times, and so what of the run is compared with it: "kernel", tt-metal's DEVICE
+    # KERNEL DURATION (first kernel start to last kernel end over all cores: the run's cycles); "math",
+    # the mean over cores of the TRISC1 (math) kernel's duration, which GEMM_FLOPS' device utilisation
+    # divides by (the compute kernel's end on each core here, its pack trailing math by a tile at most).
+    metric: str = "kernel"
 
 
 # ---------------------------------------------------------------- data movement (one core)
 
-_GEMM = "tt-metal tech_reports/GEMM_FLOPS (n150, 8x8 grid, DRAM-interleaved in0/in1/out), device-based utilisation"
-_QWEN = "tt-metal models/demos/blackhole/qwen36/tt (tp_common.py, model_config.py), device kernel duration, one chip of an N300"
 _DM = "tt-metal tests/tt_metal/tt_metal/data_movement perf plots, wormhole_b0"
 
 POINTS: list[Point] = [
@@ -67,28 +68,12 @@ POINTS: list[Point] = [
     Point("noc", {"mode": "l1_write", "bytes": 32, "count": 1}, f"{_DM}, One to One Packet Sizes", 294e-9, False),
     Point("noc", {"mode": "l1_write", "bytes": 2048, "count": 1}, f"{_DM}, One to One Packet Sizes", 358e-9),
     Point("noc", {"mode": "l1_write", "bytes": 65536, "count": 1}, f"{_DM}, One to One Packet Sizes", 2402e-9),
-    # Matmuls over the whole 8x8 grid. GEMM_FLOPS reports device utilisation u against ideal cycles
-    # (M K N / 32^3) x (16 per fidelity phase) / 64 cores: device time = ideal / u at 1 GHz.
-    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi2"},
-          f"{_GEMM}, BF16 HiFi2 tuned, 59.50 %", 1762.3e-6),
-    Point("matmul_tt_metal", {"m": 3072, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi2"},
-          f"{_GEMM}, BF16 HiFi2 tuned, 75.09 %", 1047.3e-6),
-    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bf16", "in1": "bf16", "fidelity": "HiFi4"},
-          f"{_GEMM}, BF16 HiFi4 tuned, 83.21 %", 2520.3e-6),
-    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bfp8", "in1": "bfp8", "fidelity": "HiFi2"},
-          f"{_GEMM}, BFP8 HiFi2 tuned, 79.43 %", 1320.1e-6),
-    Point("matmul_tt_metal", {"m": 4096, "k": 4096, "n": 4096, "in0": "bfp8", "in1": "bfp8", "fidelity": "LoFi"},
-          f"{_GEMM}, BFP8 LoFi out of box, 64.38 %", 814.4e-6),
-    Point("matmul_tt_metal", {"m": 2048, "k": 4096, "n": 5120, "in0": "bf16", "in1": "bfp8", "fidelity": "HiFi2"},
-          f"{_QWEN}, fused QKV in-projection, one K pass", 1011.5e-6),
-    Point("matmul_tt_metal", {"m": 2048, "k": 2048, "n": 4096, "in0": "bf16", "in1": "bfp8", "fidelity": "HiFi2"},
-          f"{_QWEN}, attention out-projection, one K pass", 517.2e-6),
 ]
 
 
 # ---------------------------------------------------------------- programs
 
-_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b, "fp32": DataFormat.Float32}
+_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b, "bfp4": DataFormat.Bfp4_b, "fp32": DataFormat.Float32}
 _NOC_MODES = {"dram_read": 0, "dram_write": 1, "l1_write": 2}
 
 
@@ -115,47 +100,127 @@ def run_noc(device, shape: dict):
         device.free(buffer)
 
 
-# Sub-block shapes in the order tt-metal's matmul config helpers try them; with bf16 DST a sub-block holds
-# at most 4 tiles, so the first one of at most 4 tiles that divides the per-core block is taken.
+# ---------------------------------------------------------------- matmuls (tt-metal's 2D multicast, 8x8)
+
+_GEMM = ("tt-metal tech_reports/GEMM_FLOPS @06bd3735, N150 manually tuned, DRAM in0/in1/out, no trace, device-based "
+         "utilisation (ideal cycles / mean TRISC1 kernel duration)")
+_QWEN = "tt-metal models/demos/blackhole/qwen36/tt (tp_common.py, model_config.py), device kernel duration"
+GRID = (8, 8)
+TILE = 32
+# Output sub-block shapes in the order tt-metal's GEMM_FLOPS benchmark tries them (its SUBBLOCK_HW_CHOICES):
+# the first that divides the output block is taken; all of them fit bf16 DST's 8 tiles.
 _SUBBLOCK_CHOICES = [(4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),
                      (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1)]
+# tt-metal's DST_TILES for bf16 DST (fp32_dest_acc_en off): the Qwen demo's sub-block budget.
+_DST_TILES_BF16 = 8
 
 
-def tt_metal_matmul_config(m: int, k: int, n: int, in0: DataFormat, in1: DataFormat) -> dict:
-    """The MatmulMultiCoreReuseMultiCastProgramConfig a GEMM_FLOPS-style run would use on the 8x8 grid:
-    one output block of M/8 x N/8 tiles per core, the largest bf16-DST sub-block dividing it, and K blocks
-    of 4 tiles, or 2 where 4 would not fit L1 here (the simulator keeps the output and partials CBs apart,
-    which the device overlays; bf16 4096^3 is the case)."""
-    from ttprefill.device.program import L1_BYTES, L1_RESERVED_BYTES
+def gemm_flops_config(m: int, k: int, n: int, in0_block_w_div: int, out_blocks_h: int, out_blocks_w: int) -> dict:
+    """The MatmulMultiCoreReuseMultiCastProgramConfig GEMM_FLOPS' tuned benchmark builds for a shape
+    (tests/ttnn/unit_tests/benchmarks/test_benchmark.py, test_matmul_2d_host_perf, at the report's
+    version): its table row gives the in0 block divisor and how many output blocks split the per-core
+    block; the sub-block is the first of its choices dividing the output block."""
+    per_core_m, per_core_n = m // GRID[1] // TILE, n // GRID[0] // TILE
+    out_block_h, out_block_w = per_core_m // out_blocks_h, per_core_n // out_blocks_w
+    h, w = next((h, w) for h, w in _SUBBLOCK_CHOICES if out_block_h % h == 0 and out_block_w % w == 0)
+    return dict(per_core_m=per_core_m, per_core_n=per_core_n, in0_block_w=k // GRID[0] // TILE // in0_block_w_div,
+                out_block_h=out_block_h, out_block_w=out_block_w, out_subblock_h=h, out_subblock_w=w)
 
-    per_core_m, per_core_n, kt = m // 32 // 8, n // 32 // 8, k // 32
-    h, w = next((h, w) for h, w in _SUBBLOCK_CHOICES if h * w <= 4 and per_core_m % h == 0 and per_core_n % w == 0)
-    out_bytes = 2 * per_core_m * per_core_n * DataFormat.Float16_b.tile_bytes  # output + partials (bf16)
-    for block_w in (4, 2):
-        inputs = 2 * block_w * (per_core_m * in0.tile_bytes + per_core_n * in1.tile_bytes)
-        if kt % block_w == 0 and out_bytes + inputs <= L1_BYTES - L1_RESERVED_BYTES:
-            break
-    return dict(per_core_m=per_core_m, per_core_n=per_core_n, in0_block_w=block_w, out_subblock_h=h, out_subblock_w=w)
+
+def kpass1_config(m: int, k: int, n: int) -> dict:
+    """The Qwen demo's one-K-pass prefill config on Wormhole (tp_common.py
+    create_prefill_kpass1_matmul_program_config on the 8x8 prefill grid): one output block per core, in0
+    blocks of min(4, K tiles / 8), a 1 x w sub-block with w the widest divisor of per_core_N within 8."""
+    per_core_m, per_core_n = -(-m // TILE // GRID[1]), -(-n // TILE // GRID[0])
+    w = next(w for w in range(min(per_core_n, _DST_TILES_BF16), 0, -1) if per_core_n % w == 0)
+    return dict(per_core_m=per_core_m, per_core_n=per_core_n, in0_block_w=min(4, max(1, k // TILE // GRID[0])),
+                out_block_h=per_core_m, out_block_w=per_core_n, out_subblock_h=1, out_subblock_w=w)
+
+
+def _gemm_point(m, k, n, dtype: str, fidelity: str, row: tuple[int, int, int], utilisation_pct: float) -> Point:
+    """A GEMM_FLOPS row: device time = ideal cycles / utilisation at 1 GHz, with ideal cycles
+    (M K N / 32^3) x (16 per fidelity phase) / 64 cores (the report's formula)."""
+    ideal_cycles = m * k * n / TILE**3 * 16 * MathFidelity[fidelity].phases / (GRID[0] * GRID[1])
+    shape = {"m": m, "k": k, "n": n, "in0": dtype, "in1": dtype, "out": dtype, "fidelity": fidelity,
+             "config": gemm_flops_config(m, k, n, *row)}
+    return Point("matmul_tt_metal", shape, f"{_GEMM}, {dtype.upper()} {fidelity}, {utilisation_pct} %",
+                 ideal_cycles / (utilisation_pct / 100) / 1e9, metric="math")
+
+
+def _qwen_point(m, k, n, what: str, published_us: float, in0: str = "bf16", fidelity: str = "HiFi2") -> Point:
+    shape = {"m": m, "k": k, "n": n, "in0": in0, "in1": "bfp8", "out": "bf16", "fidelity": fidelity,
+             "config": kpass1_config(m, k, n)}
+    return Point("matmul_tt_metal", shape, f"{_QWEN}, {what}", published_us * 1e-6)
+
+
+# Rows (in0 block divisor, output blocks along M, along N) of the benchmark's tables for the DRAM shapes.
+_ROW_3072_3072_4096 = (2, 1, 1)
+_ROW_3072_4096_4096 = (2, 1, 1)
+_ROW_3328_2560_2560 = (1, 1, 1)
+_ROW_4096 = (1, 2, 2)
+_ROW_8192 = (2, 4, 4)
+_ROW_8192_BFP4 = (2, 2, 2)
+
+POINTS += [
+    _gemm_point(3072, 3072, 4096, "bf16", "HiFi2", _ROW_3072_3072_4096, 74.19),
+    _gemm_point(3072, 4096, 4096, "bf16", "HiFi2", _ROW_3072_4096_4096, 75.09),
+    _gemm_point(3328, 2560, 2560, "bf16", "HiFi2", _ROW_3328_2560_2560, 63.14),
+    _gemm_point(4096, 4096, 4096, "bf16", "HiFi2", _ROW_4096, 59.50),
+    _gemm_point(8192, 8192, 8192, "bf16", "HiFi2", _ROW_8192, 66.47),
+    _gemm_point(3072, 3072, 4096, "bf16", "HiFi4", _ROW_3072_3072_4096, 91.69),
+    _gemm_point(3072, 4096, 4096, "bf16", "HiFi4", _ROW_3072_4096_4096, 92.18),
+    _gemm_point(3328, 2560, 2560, "bf16", "HiFi4", _ROW_3328_2560_2560, 89.41),
+    _gemm_point(4096, 4096, 4096, "bf16", "HiFi4", _ROW_4096, 83.21),
+    _gemm_point(8192, 8192, 8192, "bf16", "HiFi4", _ROW_8192, 88.69),
+    _gemm_point(3328, 2560, 2560, "bfp8", "HiFi2", _ROW_3328_2560_2560, 85.08),
+    _gemm_point(4096, 4096, 4096, "bfp8", "HiFi2", _ROW_4096, 79.43),
+    _gemm_point(8192, 8192, 8192, "bfp8", "HiFi2", _ROW_8192, 83.94),
+    _gemm_point(3328, 2560, 2560, "bfp8", "LoFi", _ROW_3328_2560_2560, 58.62),
+    _gemm_point(4096, 4096, 4096, "bfp8", "LoFi", _ROW_4096, 58.88),
+    _gemm_point(8192, 8192, 8192, "bfp8", "LoFi", _ROW_8192, 64.77),
+    _gemm_point(3328, 2560, 2560, "bfp4", "LoFi", _ROW_3328_2560_2560, 81.62),
+    _gemm_point(8192, 8192, 8192, "bfp4", "LoFi", _ROW_8192_BFP4, 82.57),
+    # The Qwen3.5-9B demo's attention projections with its one-K-pass config, fp32 DST accumulation off,
+    # packer L1 accumulation, activation and bfp8 weight in DRAM, output to DRAM, one chip of an N300
+    # (docs/calibration_sources.md 1b says which conditions are established and from where).
+    _qwen_point(2048, 4096, 5120, "fused QKV in-projection, one K pass, HiFi2 (model_config.py)", 1011.5),
+    _qwen_point(2048, 4096, 5120, "fused QKV in-projection, one K pass, LoFi (COMPUTE_LOFI_NO_FP32_ACC)", 887.3,
+                fidelity="LoFi"),
+    _qwen_point(2048, 2048, 4096, "attention out-projection, one K pass, HiFi2 (model_config.py)", 517.2),
+    _qwen_point(2048, 2048, 4096, "attention out-projection after bfp8 SDPA, HiFi2 (COMPUTE_LOFI_NO_FP32_ACC)",
+                402.6, in0="bfp8"),
+    _qwen_point(2048, 2048, 4096, "attention out-projection after bfp8 SDPA, LoFi (COMPUTE_LOFI_NO_FP32_ACC)",
+                328.9, in0="bfp8", fidelity="LoFi"),
+]
 
 
 def run_matmul_tt_metal(device, shape: dict):
     """tt-metal's own 2D-multicast matmul (its kernels from the pinned wheel, in the program its factory
-    builds: ttprefill/ops/upstream/matmul_mcast.py) on the 8x8 grid, bf16 DST, packer L1 accumulation on,
-    with the config tt_metal_matmul_config picks for the shape."""
+    builds: ttprefill/ops/upstream/matmul_mcast.py) on the 8x8 grid with the point's program config,
+    bf16 DST, packer L1 accumulation, approximate math, as both sources' compute configs set them."""
     from ttprefill.ops.upstream.matmul_mcast import matmul_mcast_2d_program
 
     m, k, n = int(shape["m"]), int(shape["k"]), int(shape["n"])
-    in0, in1 = _FORMATS[shape["in0"]], _FORMATS[shape["in1"]]
-    a = device.allocate((m, k), in0)
-    b = device.allocate((k, n), in1)
-    c = device.allocate((m, n), DataFormat.Float16_b)
+    a = device.allocate((m, k), _FORMATS[shape["in0"]])
+    b = device.allocate((k, n), _FORMATS[shape["in1"]])
+    c = device.allocate((m, n), _FORMATS[shape["out"]])
     try:
-        return device.run(matmul_mcast_2d_program(device, a, b, c, **tt_metal_matmul_config(m, k, n, in0, in1),
+        return device.run(matmul_mcast_2d_program(device, a, b, c, **shape["config"],
                                                   fidelity=MathFidelity[shape["fidelity"]], fp32_dest_acc_en=False,
-                                                  packer_l1_acc=True))
+                                                  packer_l1_acc=True, math_approx_mode=True))
     finally:
         for t in (a, b, c):
             device.free(t)
+
+
+def measured_s(point: Point, report) -> float:
+    """The modeled counterpart of what the point's figure times (Point.metric), in seconds at 1 GHz."""
+    if point.metric == "kernel":
+        return report.cycles / 1e9
+    if point.metric == "math":
+        ends = [r["end_cycle"] for core in report.cores for r in core["roles"] if r["role"] == "compute"]
+        return sum(ends) / len(ends) / 1e9
+    raise ValueError(f"unknown metric {point.metric!r} of a calibration point; use 'kernel' or 'math'")
 
 
 PROGRAMS: dict[str, tuple[str, Callable]] = {
@@ -184,7 +249,7 @@ def calibrate(costs: str, progress: Callable[[str], None] | None = None) -> dict
         if progress:
             progress(f"{point.program} {point.shape}")
         report = PROGRAMS[point.program][1](device, point.shape)
-        results.append(Result(point, report.cycles / 1e9))
+        results.append(Result(point, measured_s(point, report)))
     held = [r.ratio for r in results if r.point.held_out]
     low, high = HELD_OUT_BAND
     return {
@@ -193,7 +258,7 @@ def calibrate(costs: str, progress: Callable[[str], None] | None = None) -> dict
         "points": [
             {"program": PROGRAMS[r.point.program][0], "shape": r.point.shape, "source": r.point.source,
              "published_s": r.point.published_s, "modeled_s": r.modeled_s, "ratio": r.ratio,
-             "held_out": r.point.held_out}
+             "held_out": r.point.held_out, "metric": r.point.metric}
             for r in results
         ],
         "held_out_points": len(held),
@@ -207,6 +272,6 @@ def calibrate(costs: str, progress: Callable[[str], None] | None = None) -> dict
 def bench_calibration(args) -> dict:
     from loguru import logger
 
-    from ttprefill.bench import cost_setting
+    from ttprefill.bench.device import cost_setting
 
-    return calibrate(cost_setting(args), progress=lambda what: logger.info("calibration: {}", what))
+    return calibrate(cost_setting(args.device), progress=lambda what: logger.info("calibration: {}", what))
