@@ -133,11 +133,11 @@ def test_config_key_of_wrong_type_is_named(key, value):
 
 
 def test_device_backend_refuses_a_conv_width_it_has_no_kernel_for():
-    from ttprefill.engine import make_kernels
+    from ttprefill.engine import make_mixers
 
     config = from_hf_config(_qwen35_text_config(linear_conv_kernel_dim=3))
     with pytest.raises(EngineError, match="linear_conv_kernel_dim is 3"):
-        make_kernels("sim", config, 4, EngineOptions())
+        make_mixers("sim", config, 4, EngineOptions())
 
 
 def _write_safetensors(folder, tensors):

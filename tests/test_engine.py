@@ -125,15 +125,14 @@ def test_weights_that_do_not_match_the_config_name_the_tensor():
         Engine(CONFIG, bad, backend="torch")
 
 
-class FlakyKernels:
-    """Torch kernels that fail on the n-th attention call: an injected device failure."""
+class FlakyMixers:
+    """Torch mixers that fail on the n-th attention call: an injected device failure."""
 
     def __init__(self, inner, fail_on: int):
         self.inner, self.calls, self.fail_on = inner, 0, fail_on
-        self.page_tokens = inner.page_tokens
 
-    def gdn_core(self, *a):
-        return self.inner.gdn_core(*a)
+    def gdn(self, *a):
+        return self.inner.gdn(*a)
 
     def attention(self, *a):
         self.calls += 1
@@ -144,7 +143,7 @@ class FlakyKernels:
 
 def test_a_failed_request_leaves_the_cache_consistent_and_others_proceed():
     eng = engine(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1)
-    eng.model.kernels = FlakyKernels(eng.kernels, fail_on=3)
+    eng.model.mixers = FlakyMixers(eng.mixers, fail_on=3)
     prompts = prompts_with_shared_prefix(200, [10, 20], seed=9)
     ids = [eng.submit(p) for p in prompts]
     results = {r.request_id: r for r in eng.run()}
@@ -194,15 +193,14 @@ def test_device_engine_reports_modeled_time(sim_engine):
     assert r.modeled_device_s is not None and r.modeled_device_s > 0
 
 
-class RandomlyFailingKernels:
-    """Torch kernels where each attention call fails with a seeded probability: injected device faults."""
+class RandomlyFailingMixers:
+    """Torch mixers where each attention call fails with a seeded probability: injected device faults."""
 
     def __init__(self, inner, rate: float, seed: int):
         self.inner, self.rate, self.rng = inner, rate, np.random.default_rng(seed)
-        self.page_tokens = inner.page_tokens
 
-    def gdn_core(self, *a):
-        return self.inner.gdn_core(*a)
+    def gdn(self, *a):
+        return self.inner.gdn(*a)
 
     def attention(self, *a):
         if self.rng.random() < self.rate:
@@ -220,7 +218,7 @@ def test_random_workload_under_eviction_spill_and_failures_equals_cache_free_run
     options = dict(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1)
     eng = engine(cache_budget_bytes=12 * 64 * 2 * len(CONFIG.attention_layers) * CONFIG.attn_num_kv_heads
                  * CONFIG.attn_head_dim * 2, host_budget_bytes=1 << 20, **options)
-    eng.model.kernels = RandomlyFailingKernels(eng.kernels, 0.05, seed=7)
+    eng.model.mixers = RandomlyFailingMixers(eng.mixers, 0.05, seed=7)
     documents = [rng.integers(0, VOCAB, 256).tolist() for _ in range(3)]
     prompts = []
     for _ in range(15):

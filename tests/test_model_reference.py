@@ -1,6 +1,7 @@
 """Model config, HF config reader, weights I/O, and the torch reference of the whole stack."""
 
 import json
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -274,9 +275,8 @@ def test_torch_gdn_core_matches_numpy_reference(chunk):
     conv0, state0 = rng.standard_normal((3, C)), 0.3 * rng.standard_normal((HV, K, V))
     y_np, conv_np, state_np = ref.gdn_layer_core(qkv, z, a, b, p, conv0, state0, chunk)
     scan = torch_ops.gdn_scan_recurrent if chunk is None else partial(torch_ops.gdn_scan_chunked, chunk=chunk)
-    tp = dict(num_qk_heads=H, num_v_heads=HV, key_head_dim=K, value_head_dim=V, eps=1e-6)
-    tp.update(zip(("conv_weight", "A_log", "dt_bias", "norm_weight"), _torch(p.conv_weight, p.A_log, p.dt_bias,
-                                                                            p.norm_weight)))
+    tp = replace(p, **dict(zip(("conv_weight", "A_log", "dt_bias", "norm_weight"),
+                               _torch(p.conv_weight, p.A_log, p.dt_bias, p.norm_weight))))
     y, conv, state = torch_ops.gdn_layer_core(*_torch(qkv, z, a, b), tp, *_torch(conv0, state0), scan)
     assert np.allclose(y.numpy(), y_np, rtol=1e-10, atol=1e-12)
     assert np.array_equal(conv.numpy(), conv_np)

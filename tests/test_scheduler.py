@@ -1,9 +1,10 @@
 """Chunk scheduler: chunk plans, the per-step budget, FIFO admission and in-flight prefix sharing.
 
 The expected chunk lists below are worked out by hand from the rules in scheduler.py's
-docstring. The integration tests and the state machine drive a real PrefixCache through a fake
-engine that writes (position, token) into pages and uses the consumed tokens as GDN state, so a
-request that reuses another's prefix is checked against its own tokens.
+docstring. The chunk-plan tests admit through a stand-in cache that hands every prompt the same hit
+and checkpoint positions. The integration tests and the state machine give the scheduler a real
+PrefixCache and play a fake engine that writes (position, token) into pages and uses the consumed
+tokens as GDN state, so a request that reuses another's prefix is checked against its own tokens.
 """
 
 from __future__ import annotations
@@ -13,22 +14,58 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from ttprefill.cache import CacheFullError, PrefixCache
-from ttprefill.scheduler import (
-    Admission,
-    Chunk,
-    ChunkScheduler,
-    RequestState,
-    SchedulerStalled,
-)
+from types import SimpleNamespace
+
+from ttprefill.cache import CacheFullError, PrefixCache, chain_keys
+from ttprefill.scheduler import Chunk, ChunkScheduler, RequestState, SchedulerStalled
 
 B = 8  # block tokens
 ALIGN = 4  # GDN chunk
 PT = 4  # page tokens
 
 
-def fixed_admit(hit: int = 0, checkpoints=()):
-    return lambda request: Admission(hit, checkpoints)
+class StubCache:
+    """Stands in for the prefix cache: admits every prompt with `hit` cached tokens and the given
+    checkpoint positions, or as `admit_fn(request_id)` says (a (hit, checkpoints) pair, or it raises)."""
+
+    def __init__(self, hit: int = 0, checkpoints=(), block_tokens: int = B, admit_fn=None) -> None:
+        self.block_tokens = block_tokens
+        self.admit_fn = admit_fn or (lambda request_id: (hit, checkpoints))
+        self.admitted: list[str] = []
+        self.aborted: list[str] = []
+
+    def chain_keys(self, tokens):
+        return chain_keys(tokens, self.block_tokens, "stub")
+
+    def admit(self, request_id, tokens, keys):
+        hit, checkpoints = self.admit_fn(request_id)
+        self.admitted.append(request_id)
+        return SimpleNamespace(request_id=request_id, hit_tokens=hit, checkpoint_positions=list(checkpoints),
+                               initial_state=None, page_table=[])
+
+    def add_checkpoint_position(self, reservation, position):
+        if position not in reservation.checkpoint_positions:
+            reservation.checkpoint_positions = sorted([*reservation.checkpoint_positions, position])
+
+    def commit_blocks(self, reservation, upto_tokens):
+        pass
+
+    def store_checkpoint(self, reservation, position, payload, nbytes):
+        pass
+
+    def release_initial_state(self, reservation):
+        pass
+
+    def finish(self, reservation):
+        pass
+
+    def abort(self, reservation):
+        self.aborted.append(reservation.request_id)
+
+
+def scheduler(max_chunk, budget, cache=None, **cache_options):
+    return ChunkScheduler(cache or StubCache(**cache_options), max_chunk_tokens=max_chunk,
+                          token_budget_per_step=budget, chunk_alignment=ALIGN)
 
 
 def spans(step):
@@ -41,7 +78,7 @@ def run_to_end(sched: ChunkScheduler) -> list[list[tuple]]:
         step = sched.next_step()
         steps.append(spans(step))
         for request, chunk in step:
-            sched.chunk_done(request, chunk)
+            sched.chunk_done(request, chunk, ("state", 1) if chunk.save_checkpoint else None)
     return steps
 
 
@@ -49,7 +86,7 @@ def run_to_end(sched: ChunkScheduler) -> list[list[tuple]]:
 
 
 def test_chunks_fit_the_device_and_end_on_checkpoints():
-    sched = ChunkScheduler(12, 1000, ALIGN, block_tokens=B, admit=fixed_admit(0, [16, 40, 48]))
+    sched = scheduler(12, 1000, hit=0, checkpoints=[16, 40, 48])
     sched.submit("a", range(50))
     steps = run_to_end(sched)
     assert steps == [
@@ -63,7 +100,7 @@ def test_chunks_fit_the_device_and_end_on_checkpoints():
 
 
 def test_chunks_start_after_the_hit_and_ignore_checkpoints_inside_it():
-    sched = ChunkScheduler(16, 1000, ALIGN, block_tokens=B, admit=fixed_admit(8, [8, 16]))
+    sched = scheduler(16, 1000, hit=8, checkpoints=[8, 16])
     request = sched.submit("a", range(21))
     steps = run_to_end(sched)
     assert steps == [[("a", 8, 16, True)], [("a", 16, 21, False)]]
@@ -71,7 +108,7 @@ def test_chunks_start_after_the_hit_and_ignore_checkpoints_inside_it():
 
 
 def test_a_budget_cut_keeps_whole_gdn_chunks():
-    sched = ChunkScheduler(16, 10, ALIGN, block_tokens=B, admit=fixed_admit())
+    sched = scheduler(16, 10)
     sched.submit("a", range(30))
     sched.submit("b", range(100, 110))  # shares no prefix with "a", so it does not wait
     steps = run_to_end(sched)
@@ -87,7 +124,7 @@ def test_a_budget_cut_keeps_whole_gdn_chunks():
 
 
 def test_the_step_budget_goes_to_earlier_requests_first():
-    sched = ChunkScheduler(16, 24, ALIGN, block_tokens=B, admit=fixed_admit())
+    sched = scheduler(16, 24)
     sched.submit("a", range(40))
     sched.submit("b", range(100, 140))
     steps = run_to_end(sched)
@@ -99,7 +136,7 @@ def test_the_step_budget_goes_to_earlier_requests_first():
 
 
 def test_a_request_has_one_chunk_in_flight():
-    sched = ChunkScheduler(8, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+    sched = scheduler(8, 100)
     request = sched.submit("a", range(20))
     [(_, first)] = sched.next_step()
     assert sched.next_step() == []  # its next chunk needs the state the first one leaves
@@ -115,29 +152,27 @@ def test_a_request_has_one_chunk_in_flight():
 
 
 def test_a_deferred_request_is_not_overtaken_and_a_hopeless_one_stalls():
-    admitted = []
+    def admit(request_id):
+        if request_id == "big":
+            raise CacheFullError("pinned by others", permanent=False)
+        return 0, ()
 
-    def admit(request):
-        if request.request_id == "big":
-            return None
-        admitted.append(request.request_id)
-        return Admission(0)
-
-    sched = ChunkScheduler(8, 100, ALIGN, block_tokens=B, admit=admit)
+    cache = StubCache(admit_fn=admit)
+    sched = scheduler(8, 100, cache)
     sched.submit("big", range(100))
     sched.submit("small", range(5))
     with pytest.raises(SchedulerStalled, match="big"):
         sched.next_step()
-    assert admitted == []
+    assert cache.admitted == []
 
 
 def test_a_failing_admission_fails_only_that_request():
-    def admit(request):
-        if request.request_id == "bad":
+    def admit(request_id):
+        if request_id == "bad":
             raise CacheFullError("too long", permanent=True)
-        return Admission(0)
+        return 0, ()
 
-    sched = ChunkScheduler(8, 100, ALIGN, block_tokens=B, admit=admit)
+    sched = scheduler(8, 100, admit_fn=admit)
     bad = sched.submit("bad", range(100))
     sched.submit("ok", range(5))
     with pytest.raises(CacheFullError):
@@ -149,15 +184,15 @@ def test_a_failing_admission_fails_only_that_request():
 
 def test_bad_requests_and_settings_are_refused():
     with pytest.raises(ValueError, match="smaller than one aligned chunk"):
-        ChunkScheduler(16, 2, ALIGN, block_tokens=B, admit=fixed_admit())
+        scheduler(16, 2)
     with pytest.raises(ValueError, match="multiple of chunk_alignment"):
-        ChunkScheduler(10, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+        scheduler(10, 100)
     with pytest.raises(ValueError, match="block_tokens"):
-        ChunkScheduler(16, 100, ALIGN, block_tokens=6, admit=fixed_admit())
+        scheduler(16, 100, block_tokens=6)
     with pytest.raises(ValueError, match="max_chunk_tokens"):
-        ChunkScheduler(0, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+        scheduler(0, 100)
 
-    sched = ChunkScheduler(16, 100, ALIGN, block_tokens=B, admit=fixed_admit())
+    sched = scheduler(16, 100)
     with pytest.raises(ValueError, match="empty prompt"):
         sched.submit("a", [])
     sched.submit("a", [1])
@@ -166,23 +201,25 @@ def test_bad_requests_and_settings_are_refused():
     with pytest.raises(ValueError, match="not queued or running"):
         sched.request_failed("nobody")
 
-    for admission, message in (
-        (Admission(6), "multiple of 4"),  # unaligned hit
-        (Admission(16), "below the prompt length"),  # nothing left to compute
-        (Admission(0, [12]), "multiples of block_tokens"),
+    for (hit, checkpoints), message in (
+        ((6, ()), "multiple of 4"),  # unaligned hit
+        ((16, ()), "below the prompt length"),  # nothing left to compute
+        ((0, [12]), "multiples of block_tokens"),
     ):
-        sched = ChunkScheduler(16, 100, ALIGN, block_tokens=B, admit=lambda r, a=admission: a)
+        cache = StubCache(hit, checkpoints)
+        sched = scheduler(16, 100, cache)
         request = sched.submit("a", range(16))
         with pytest.raises(ValueError, match=message):
             sched.next_step()
         assert request.state is RequestState.FAILED and not sched.has_work
+        assert cache.aborted == ["a"]  # its reservation is given back
 
 
 # ---------------------------------------------------------------- with the prefix cache
 
 
 class Harness:
-    """A fake engine: the scheduler admits through a real PrefixCache and runs chunks here."""
+    """A fake engine around a scheduler that admits through a real PrefixCache."""
 
     def __init__(self, max_chunk=16, budget=64, share=True, **cache_options) -> None:
         options = dict(
@@ -197,57 +234,42 @@ class Harness:
         options.update(cache_options)
         self.cache = PrefixCache(**options)
         self.sched = ChunkScheduler(
-            max_chunk,
-            budget,
-            ALIGN,
-            block_tokens=B,
-            admit=self.admit,
+            self.cache,
+            max_chunk_tokens=max_chunk,
+            token_budget_per_step=budget,
+            chunk_alignment=ALIGN,
             share_inflight_prefixes=share,
         )
         self.memory: dict[int, dict[int, tuple[int, int]]] = {}
         self.chunks: dict[str, list[Chunk]] = {}
         self.hits: dict[str, int] = {}
 
-    def admit(self, request):
-        hit = self.cache.lookup(request.tokens)
-        self.check_hit(hit, request.tokens)
-        try:
-            reservation = self.cache.begin(request.request_id, request.tokens, hit)
-        except CacheFullError as error:
-            if error.permanent:
-                raise
-            return None
-        self.hits[request.request_id] = hit.num_tokens
-        # begin() may serve less than the hit (it gives a hit up rather than refuse): what it reserved counts.
-        return Admission(reservation.hit_tokens, reservation.checkpoint_positions, reservation)
-
-    def check_hit(self, hit, tokens) -> None:
-        for position in range(hit.num_tokens):
-            page = hit.page_ids[position // PT]
-            assert self.memory[page][position % PT] == (position, tokens[position])
-        expected_state = ("gdn", tuple(tokens[: hit.num_tokens])) if hit.num_tokens else None
-        assert hit.checkpoint == expected_state
+    def start(self, request) -> None:
+        """A request's first chunk: what it was admitted with must be its own prefix."""
+        reservation = request.reservation
+        self.hits[request.request_id] = reservation.hit_tokens
+        for position in range(reservation.hit_tokens):
+            page = reservation.page_table[position // PT]
+            assert self.memory[page][position % PT] == (position, request.tokens[position])
+        prefix = tuple(request.tokens[: reservation.hit_tokens])
+        expected_state = ("gdn", prefix) if reservation.hit_tokens else None
+        assert self.sched.initial_state(request) == expected_state
+        self.sched.release_initial_state(request)
 
     def run(self, request, chunk) -> bool:
-        reservation = request.context
+        reservation = request.reservation
+        if request.request_id not in self.chunks:
+            self.start(request)
         assert reservation.committed_tokens == chunk.start
         for position in range(chunk.start, chunk.end):
             page = reservation.page_table[position // PT]
             self.memory.setdefault(page, {})[position % PT] = (position, request.tokens[position])
-        self.cache.commit_blocks(reservation, chunk.end)
-        if chunk.save_checkpoint:
-            state = ("gdn", tuple(request.tokens[: chunk.end]))
-            self.cache.store_checkpoint(reservation, chunk.end, state, 50)
+        state = ("gdn", tuple(request.tokens[: chunk.end]))
         self.chunks.setdefault(request.request_id, []).append(chunk)
-        done = self.sched.chunk_done(request, chunk)
-        if done:
-            self.cache.finish(reservation)
-        return done
+        return self.sched.chunk_done(request, chunk, (state, 50) if chunk.save_checkpoint else None)
 
     def fail(self, request, error=None) -> None:
         self.sched.request_failed(request, error)
-        if request.context is not None:
-            self.cache.abort(request.context)
 
     def drain(self) -> None:
         # Every step computes at least one token, so more steps than tokens left means no progress.

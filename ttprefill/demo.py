@@ -17,8 +17,7 @@ from ttprefill.workloads import multi_turn_chat
 def main(args) -> int:
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
-    engine = Engine.from_preset("tiny", backend=args.backend,
-                                options=EngineOptions(chunk_tokens=256, block_tokens=64, checkpoint_every_blocks=2))
+    engine = Engine.from_preset("tiny", backend=args.backend, options=EngineOptions())
     users = max(1, min(3, args.requests))
     turns = max(1, -(-args.requests // users))
     prompts = multi_turn_chat(engine.config.vocab_size, users=users, turns=turns)[: args.requests]

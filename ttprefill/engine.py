@@ -5,58 +5,38 @@
     ids = [engine.submit(t) for t in prompts]  # or a queue of them
     results = engine.run()
 
-Per step the chunk scheduler hands out chunks; per chunk and per layer the host runs the
-projections (torch) and the device runs the GDN and attention programs (LayerKernels). The prefix
-cache reuses attention pages and GDN checkpoints across requests: a request starts from the longest
-cached prefix that ends on a checkpoint, and publishes its own blocks and checkpoints as it goes.
-A failed request is aborted in the cache (its pages freed, its pins dropped), so the cache stays
-consistent, and the engine goes on with the others.
+Per step the chunk scheduler hands out chunks; each chunk runs through the model stack with its
+ChunkContext (start position, the request's page table): the host runs the projections (torch) and
+the mixers run the GDN and attention cores (device programs, or torch for backend "torch"). The
+prefix cache reuses attention pages and GDN checkpoints across requests: a request starts from the
+longest cached prefix that ends on a checkpoint, and publishes its own blocks and checkpoints as it
+goes. The scheduler does that bookkeeping with the cache; the engine turns GDN state into checkpoint
+payloads and back. A failed request is aborted in the cache (its pages freed, its pins dropped), so
+the cache stays consistent, and the engine goes on with the others. Settings: EngineOptions.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 from loguru import logger
 
-from ttprefill.cache.errors import CacheFullError
 from ttprefill.cache.prefix_cache import PrefixCache
-from ttprefill.device.program import DRAM_BYTES_PER_CHIP
 from ttprefill.model.config import ModelConfig, get_preset
-from ttprefill.model.paged import PagedHybridModel, TorchKernels
-from ttprefill.model.reference_model import ModelState
+from ttprefill.model.host_mixers import HostMixers
+from ttprefill.model.stack import ChunkContext, HybridStack, ModelState
 from ttprefill.model.weights import random_weights
-from ttprefill.scheduler import Admission, ChunkScheduler, ScheduledRequest
+from ttprefill.options import EngineError, EngineOptions
+from ttprefill.scheduler import Chunk, ChunkScheduler, ScheduledRequest, SchedulerStalled
+
+__all__ = ["Engine", "EngineError", "EngineOptions", "PrefillResult", "make_mixers"]
 
 KV_BYTES_PER_VALUE = 2  # attention pages are bf16 on the device
-
-
-@dataclass(frozen=True)
-class EngineOptions:
-    chunk_tokens: int = 256  # largest chunk one device step runs
-    block_tokens: int = 64  # prefix-cache block = attention page
-    checkpoint_every_blocks: int = 4  # GDN checkpoint every N blocks (and at each prompt's end)
-    cache_budget_bytes: int = 256 << 20  # device bytes for pages + device-tier checkpoints
-    host_budget_bytes: int = 1 << 30  # spilled checkpoints
-    token_budget_per_step: int = 1024
-    gdn_chunk: int = 64
-
-    def __post_init__(self):
-        # Checked here so that the Python API and the CLI refuse the same bad values with the same words.
-        for name in ("chunk_tokens", "block_tokens", "checkpoint_every_blocks", "cache_budget_bytes",
-                     "host_budget_bytes", "token_budget_per_step", "gdn_chunk"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise EngineError(f"EngineOptions.{name} must be a positive integer, got {value!r}")
-        if self.cache_budget_bytes > DRAM_BYTES_PER_CHIP:
-            raise EngineError(
-                f"EngineOptions.cache_budget_bytes = {self.cache_budget_bytes} is more than a Wormhole chip's "
-                f"{DRAM_BYTES_PER_CHIP} bytes of DRAM, where the K/V pages live; give at most that")
 
 
 @dataclass
@@ -75,18 +55,15 @@ class PrefillResult:
 
 @dataclass
 class _Running:
+    """The engine's side of a request being prefilled: its model state and what it cost so far."""
+
     request: ScheduledRequest
-    reservation: object
     state: ModelState
     started: float
     modeled_s: float = 0.0
     chunks: int = 0
     host_s: float = 0.0
     last_logits: torch.Tensor | None = None
-
-
-class EngineError(ValueError):
-    """A request the engine refuses; the message names the problem and the fix."""
 
 
 def checkpoint_payload(state: ModelState) -> tuple[dict, int]:
@@ -119,13 +96,10 @@ def state_from_payload(config: ModelConfig, payload: dict | None, num_tokens: in
 class Engine:
     def __init__(self, config: ModelConfig, weights: dict[str, np.ndarray], *, backend: str = "sim",
                  options: EngineOptions = EngineOptions(), model_key: str | None = None, device=None,
-                 kernels=None):
+                 mixers=None):
         self.config = config
         self.options = options
         o = options
-        if o.chunk_tokens % o.gdn_chunk or o.block_tokens % o.gdn_chunk:
-            raise EngineError(f"chunk_tokens ({o.chunk_tokens}) and block_tokens ({o.block_tokens}) must be "
-                              f"multiples of the GDN chunk ({o.gdn_chunk})")
         if not config.attention_layers:
             # The prefix cache's pages are attention K/V: without attention layers there is nothing to page.
             raise EngineError(f"{config.name} has no attention layers; the engine serves hybrid models (its prefix "
@@ -144,12 +118,10 @@ class Engine:
                                  page_tokens=o.block_tokens, device_budget=o.cache_budget_bytes,
                                  host_budget=o.host_budget_bytes, checkpoint_every_blocks=o.checkpoint_every_blocks)
         self.backend = backend
-        if kernels is None:
-            kernels = make_kernels(backend, config, num_pages, o, device)
-        self.kernels = kernels
-        self.model = PagedHybridModel(config, weights, kernels)
-        self.scheduler = ChunkScheduler(o.chunk_tokens, o.token_budget_per_step, o.gdn_chunk,
-                                        admit=self._admit, block_tokens=o.block_tokens)
+        self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device)
+        self.model = HybridStack(config, weights, self.mixers)
+        self.scheduler = ChunkScheduler(self.cache, max_chunk_tokens=o.chunk_tokens,
+                                        token_budget_per_step=o.token_budget_per_step, chunk_alignment=o.gdn_chunk)
         self._ids = itertools.count(1)
         self._running: dict[str, _Running] = {}
         self.results: dict[str, PrefillResult] = {}
@@ -196,17 +168,17 @@ class Engine:
         done: list[PrefillResult] = []
         while self.scheduler.has_work:
             t_plan = time.perf_counter()
-            step = self.scheduler.next_step()
+            step = self._next_step()
             plan_s = time.perf_counter() - t_plan
             for request, chunk in step:
-                run = self._running[request.request_id]
-                run.host_s += plan_s / max(1, len(step))
                 try:
-                    self._run_chunk(run, chunk)
+                    run = self._running.get(request.request_id) or self._start(request)
+                    run.host_s += plan_s / len(step)
+                    finished = self._run_chunk(run, chunk)
                 except Exception as error:  # noqa: BLE001 - any failure fails this request only
-                    self._fail(run, error)
+                    self._fail(request, error)
                     continue
-                if self.scheduler.chunk_done(request, chunk):
+                if finished:
                     result = self._finish(run)
                     done.append(result)
                     if on_result:
@@ -214,76 +186,84 @@ class Engine:
         return done
 
     # ------------------------------------------------------------------ internals
-    def _admit(self, request: ScheduledRequest) -> Admission | None:
+    def _next_step(self) -> list[tuple[ScheduledRequest, Chunk]]:
+        """The scheduler's next step; a request it cannot admit is failed and recorded, the others go on."""
+        pending = {r.request_id: r for r in self.scheduler.queued}
+        try:
+            return self.scheduler.next_step()
+        except SchedulerStalled as stalled:
+            front = stalled.request
+            error = front.deferred_by or stalled
+            self.scheduler.request_failed(front, error)
+            self.failures[front.request_id] = error
+        except Exception as error:  # noqa: BLE001 - the scheduler has failed the request it was admitting
+            failed = [rid for rid, r in pending.items() if r.error is error]
+            for rid in failed:
+                self.failures[rid] = error
+            if not failed:
+                raise
+        return []
+
+    def _start(self, request: ScheduledRequest) -> _Running:
+        """A request's first chunk: its model state from the cached checkpoint it was admitted with."""
         t0 = time.perf_counter()
-        hit = self.cache.lookup(request.tokens)
-        try:
-            reservation = self.cache.begin(request.request_id, request.tokens, hit)
-        except CacheFullError:  # begin() has released the hit
-            if self._running:
-                return None  # try again once running requests finish and unpin
-            raise
-        try:
-            state = state_from_payload(self.config, reservation.initial_state, reservation.hit_tokens)
-        except Exception:
-            self.cache.abort(reservation)
-            raise
-        self.cache.release_initial_state(reservation)
-        run = _Running(request, reservation, state, time.perf_counter())
+        state = state_from_payload(self.config, self.scheduler.initial_state(request), request.hit_tokens)
+        self.scheduler.release_initial_state(request)
+        run = _Running(request, state, t0)
         run.host_s += time.perf_counter() - t0
         self._running[request.request_id] = run
-        logger.debug("admit {}: {} tokens, {} cached", request.request_id, len(request.tokens), reservation.hit_tokens)
-        return Admission(reservation.hit_tokens, reservation.checkpoint_positions, context=reservation)
+        logger.debug("start {}: {} tokens, {} cached", request.request_id, request.num_tokens, request.hit_tokens)
+        return run
 
-    def _run_chunk(self, run: _Running, chunk) -> None:
-        tokens = run.request.tokens[chunk.start:chunk.end]
-        before = getattr(self.kernels, "modeled_s", 0.0)
+    def _run_chunk(self, run: _Running, chunk: Chunk) -> bool:
+        request = run.request
+        tokens = request.tokens[chunk.start:chunk.end]
+        context = ChunkContext(chunk.start, chunk.num_tokens, tuple(request.reservation.page_table))
+        before = self.mixers.modeled_s
         t0 = time.perf_counter()
-        run.last_logits = self.model.prefill_chunk(tokens, run.state, run.reservation.page_table)
+        run.last_logits = self.model.forward(tokens, run.state, context, last_only=True)
         compute_s = time.perf_counter() - t0
-        run.modeled_s += getattr(self.kernels, "modeled_s", 0.0) - before
+        run.modeled_s += self.mixers.modeled_s - before
         run.chunks += 1
         t1 = time.perf_counter()
-        self.cache.commit_blocks(run.reservation, chunk.end)
-        if chunk.save_checkpoint:
-            payload, nbytes = checkpoint_payload(run.state)
-            self.cache.store_checkpoint(run.reservation, chunk.end, payload, nbytes)
+        checkpoint = checkpoint_payload(run.state) if chunk.save_checkpoint else None
+        finished = self.scheduler.chunk_done(request, chunk, checkpoint)
         run.host_s += time.perf_counter() - t1
-        logger.debug("{}: chunk [{}, {}) in {:.3f} s", run.request.request_id, chunk.start, chunk.end, compute_s)
+        logger.debug("{}: chunk [{}, {}) in {:.3f} s", request.request_id, chunk.start, chunk.end, compute_s)
+        return finished
 
     def _finish(self, run: _Running) -> PrefillResult:
-        rid = run.request.request_id
-        page_table = list(run.reservation.page_table)
-        self.cache.finish(run.reservation)
+        request = run.request
+        rid = request.request_id
         del self._running[rid]
-        modeled = run.modeled_s if getattr(self.kernels, "models_time", False) else None
-        result = PrefillResult(rid, len(run.request.tokens), run.reservation.hit_tokens,
-                               run.last_logits.numpy().astype(np.float32), run.state, page_table, run.chunks,
+        modeled = run.modeled_s if self.mixers.models_time else None
+        result = PrefillResult(rid, request.num_tokens, request.hit_tokens,
+                               run.last_logits.numpy().astype(np.float32), run.state,
+                               list(request.reservation.page_table), run.chunks,
                                time.perf_counter() - run.started, modeled, run.host_s)
         self.results[rid] = result
         return result
 
-    def _fail(self, run: _Running, error: BaseException) -> None:
-        rid = run.request.request_id
+    def _fail(self, request: ScheduledRequest, error: BaseException) -> None:
+        rid = request.request_id
         logger.warning("request {} failed: {}", rid, error)
-        self.cache.abort(run.reservation)
-        self.scheduler.request_failed(run.request, error)
-        del self._running[rid]
+        self.scheduler.request_failed(request, error)
+        self._running.pop(rid, None)
         self.failures[rid] = error
 
 
-def make_kernels(backend: str, config: ModelConfig, num_pages: int, options: EngineOptions, device=None):
-    """The LayerKernels for a backend: "torch" (host reference), "sim" or "tt" (device programs)."""
+def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: EngineOptions, device=None):
+    """The stack's mixer cores for a backend: "torch" (host, K/V in host pages), "sim" or "tt" (device programs)."""
     if backend == "torch":
-        return TorchKernels(config, num_pages, options.block_tokens, options.gdn_chunk)
+        return HostMixers(config, num_pages, options.block_tokens, options.gdn_chunk)
     if backend in ("sim", "tt"):
-        from ttprefill.model.device_kernels import DeviceKernels
+        from ttprefill.model.device_mixers import DeviceMixers
         from ttprefill.ops.gdn import CONV_WIDTH
 
         if config.gdn_conv_kernel != CONV_WIDTH:
             raise EngineError(f"{config.name}: the device GDN conv kernel has {CONV_WIDTH} taps, the model's "
                               f"linear_conv_kernel_dim is {config.gdn_conv_kernel}; run it with --backend torch")
-
-        return DeviceKernels(config, num_pages, options.block_tokens, options.gdn_chunk, backend=backend,
-                             device=device)
+        return DeviceMixers(config, num_pages, options.block_tokens, gdn_chunk=options.gdn_chunk,
+                            gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
+                            page_format=options.kv_page_format, backend=backend, device=device)
     raise EngineError(f"unknown backend {backend!r}: choose sim, tt or torch")

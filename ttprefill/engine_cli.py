@@ -93,14 +93,22 @@ def load_model(name_or_dir: str):
     return config, random_weights(config, seed=0), f"{name_or_dir}:random:0"
 
 
+def engine_options(args) -> EngineOptions:
+    """EngineOptions from the command line; a flag left out keeps EngineOptions' default."""
+    megabytes = getattr(args, "cache_budget_mb", None)
+    given = {
+        "chunk_tokens": getattr(args, "chunk", None),
+        "checkpoint_every_blocks": getattr(args, "checkpoint_every", None),
+        "cache_budget_bytes": None if megabytes is None else int(megabytes * 2**20),
+    }
+    return EngineOptions(**{name: value for name, value in given.items() if value is not None})
+
+
 def prefill_main(args) -> int:
     # Errors propagate to the CLI's one error path (cli.main): a message, exit status 2.
     tokens = read_tokens(args)
     config, weights, key = load_model(args.model)
-    budget = int(args.cache_budget_mb * 2**20)
-    options = EngineOptions(chunk_tokens=args.chunk, checkpoint_every_blocks=args.checkpoint_every,
-                            cache_budget_bytes=budget)
-    engine = Engine(config, weights, backend=args.backend, options=options, model_key=key)
+    engine = Engine(config, weights, backend=args.backend, options=engine_options(args), model_key=key)
     result = engine.prefill(tokens)
     if not np.all(np.isfinite(result.last_logits)):
         raise EngineError(f"the prefill gave non-finite logits (NaN/Inf) on backend {args.backend}: the weights or "

@@ -1,35 +1,38 @@
 """The chunk scheduler: which request computes which tokens in each engine step.
 
-Requests are served first come, first served. A request is admitted (the engine looks its prompt
-up in the prefix cache and reserves pages) when it reaches the front, then its uncached tokens
-are cut into chunks that
+Requests are served first come, first served. The scheduler owns the requests' prefix-cache
+bookkeeping: when a request reaches the front it asks the cache for a reservation (the longest
+usable cached prefix, pages for the rest, where to store GDN checkpoints); as chunks finish it
+publishes their blocks and checkpoints, and it finishes or aborts the reservation. The engine only
+runs the chunks it hands out. The uncached tokens are cut into chunks that
   - hold at most max_chunk_tokens tokens (what the device programs are built for),
-  - end on every checkpoint position (so the engine can save GDN state exactly there),
+  - end on every checkpoint position of the reservation (so the GDN state can be saved exactly there),
   - end on a multiple of chunk_alignment unless they end the prompt (whole GDN chunks),
   - fit the per-step token budget, which earlier requests use first.
 A request has at most one chunk in flight: its next chunk needs the state the previous one left.
 
+A request the cache cannot make room for while others run waits (nobody overtakes it) until they
+finish and unpin; one it can never hold fails with the cache's CacheFullError.
+
 In-flight prefix sharing: if a running request is computing blocks that a new request
 also starts with, the new request waits until they are published and then finds them in the
 cache, instead of computing them a second time. If the running request has not yet passed the
-end of the shared blocks, it is asked to save a checkpoint there, so the whole shared prefix can
-be reused, GDN state included.
+end of the shared blocks, it is asked (through the cache, which keeps every request's checkpoint
+positions) to save a checkpoint there, so the whole shared prefix can be reused, GDN state included.
 
 Engine loop:
 
-    sched = ChunkScheduler(max_chunk_tokens=512, token_budget_per_step=2048,
-                           chunk_alignment=64, block_tokens=64, admit=admit)
+    sched = ChunkScheduler(cache, max_chunk_tokens=512, token_budget_per_step=2048, chunk_alignment=64)
     sched.submit("r1", tokens)
     while sched.has_work:
         for request, chunk in sched.next_step():
-            ...run chunk.start:chunk.end, commit its blocks, save a checkpoint if
-               chunk.save_checkpoint...
-            if sched.chunk_done(request, chunk):
+            ...on a request's first chunk, start from sched.initial_state(request), then
+               sched.release_initial_state(request)...
+            ...run chunk.start:chunk.end (request.reservation.page_table), and if
+               chunk.save_checkpoint, take the GDN state at chunk.end as a checkpoint...
+            if sched.chunk_done(request, chunk, checkpoint):
                 ...the prompt is prefilled...
         (on a failure: sched.request_failed(request, error))
-
-where admit(request) -> Admission | None looks the prompt up and reserves pages, or returns None
-to try again at a later step (for example while the cache is full of pinned pages).
 """
 
 from __future__ import annotations
@@ -37,18 +40,19 @@ from __future__ import annotations
 import bisect
 import enum
 import itertools
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
 
 from loguru import logger
 
-from .cache.blocks import chain_keys
+from .cache.errors import CacheFullError
+from .cache.prefix_cache import Reservation
 
 
 class RequestState(enum.Enum):
     QUEUED = "queued"  # not admitted yet
     WAITING = "waiting"  # waiting for a running request to publish a prefix it shares
-    RUNNING = "running"  # admitted: has a hit length, checkpoints, and chunks to run
+    RUNNING = "running"  # admitted: has a reservation (hit length, checkpoints, pages) and chunks to run
     DONE = "done"
     FAILED = "failed"
 
@@ -68,13 +72,19 @@ class Chunk:
         return self.end - self.start
 
 
-@dataclass(frozen=True)
-class Admission:
-    """What admit() returns: the cached prefix length, where to checkpoint, engine context."""
+class CacheForScheduler(Protocol):
+    """What the scheduler asks of the prefix cache (PrefixCache; tests pass stand-ins)."""
 
-    hit_tokens: int
-    checkpoint_positions: Sequence[int] = ()
-    context: Any = None  # kept on the request for the engine (e.g. its cache reservation)
+    block_tokens: int
+
+    def chain_keys(self, tokens: Sequence[int]) -> list[bytes]: ...
+    def admit(self, request_id: str, tokens: Sequence[int], keys: Sequence[bytes]) -> Reservation: ...
+    def add_checkpoint_position(self, reservation: Reservation, position: int) -> None: ...
+    def release_initial_state(self, reservation: Reservation) -> None: ...
+    def commit_blocks(self, reservation: Reservation, upto_tokens: int) -> None: ...
+    def store_checkpoint(self, reservation: Reservation, position: int, payload: Any, nbytes: int) -> Any: ...
+    def finish(self, reservation: Reservation) -> None: ...
+    def abort(self, reservation: Reservation) -> None: ...
 
 
 @dataclass(eq=False)
@@ -82,16 +92,15 @@ class ScheduledRequest:
     request_id: str
     tokens: tuple[int, ...]
     order: int  # submission order
-    block_keys: list[bytes]  # chain keys of the full blocks (for in-flight prefix sharing)
+    block_keys: list[bytes]  # the cache's chain keys of the full blocks (admission, in-flight sharing)
     state: RequestState = RequestState.QUEUED
-    hit_tokens: int = 0
-    checkpoints: list[int] = field(default_factory=list)  # sorted positions > hit_tokens
+    reservation: Reservation | None = None  # the cache's, from admission until done or failed
     scheduled_upto: int = 0  # end of the last chunk handed out
     done_upto: int = 0  # end of the last chunk reported done
     in_flight: Chunk | None = None
     waiting_on: str | None = None
     wait_until: int = 0
-    context: Any = None
+    deferred_by: CacheFullError | None = None  # why the cache could not admit it at the last try
     error: BaseException | None = None
     computed_tokens: int = 0
 
@@ -99,25 +108,35 @@ class ScheduledRequest:
     def num_tokens(self) -> int:
         return len(self.tokens)
 
+    @property
+    def hit_tokens(self) -> int:
+        return self.reservation.hit_tokens if self.reservation is not None else 0
 
-AdmitFn = Callable[[ScheduledRequest], "Admission | None"]
+    @property
+    def checkpoints(self) -> list[int]:
+        """Sorted positions > hit_tokens where the request stores GDN checkpoints (the reservation's)."""
+        return self.reservation.checkpoint_positions if self.reservation is not None else []
 
 
 class SchedulerStalled(RuntimeError):
     """Nothing can ever run: the front request is refused while no other request is running."""
 
+    def __init__(self, message: str, request: ScheduledRequest) -> None:
+        super().__init__(message)
+        self.request = request
+
 
 class ChunkScheduler:
     def __init__(
         self,
+        cache: CacheForScheduler,
+        *,
         max_chunk_tokens: int,
         token_budget_per_step: int,
         chunk_alignment: int,
-        *,
-        admit: AdmitFn,
-        block_tokens: int = 64,
         share_inflight_prefixes: bool = True,
     ) -> None:
+        block_tokens = cache.block_tokens
         for name, value in (
             ("max_chunk_tokens", max_chunk_tokens),
             ("token_budget_per_step", token_budget_per_step),
@@ -141,12 +160,12 @@ class ChunkScheduler:
                 f"block_tokens ({block_tokens}) must be a multiple of chunk_alignment "
                 f"({chunk_alignment}) so that cache hits and checkpoints fall on chunk boundaries"
             )
+        self.cache = cache
         self.max_chunk_tokens = max_chunk_tokens
         self.token_budget_per_step = token_budget_per_step
         self.chunk_alignment = chunk_alignment
         self.block_tokens = block_tokens
         self.share_inflight_prefixes = share_inflight_prefixes
-        self._admit = admit
         self._order = itertools.count()
         self._queue: list[ScheduledRequest] = []  # QUEUED and WAITING, submission order
         self._running: list[ScheduledRequest] = []  # admission order
@@ -175,26 +194,50 @@ class ChunkScheduler:
         if request_id in self._requests:
             raise ValueError(f"request {request_id!r} is already queued or running")
         tokens = tuple(map(int, tokens))
-        # The model key does not matter here: keys are only compared between queued prompts.
-        keys = chain_keys(tokens, self.block_tokens, "scheduler")
-        request = ScheduledRequest(request_id, tokens, next(self._order), keys)
+        request = ScheduledRequest(request_id, tokens, next(self._order), self.cache.chain_keys(tokens))
         self._queue.append(request)
         self._requests[request_id] = request
         return request
 
-    def chunk_done(self, request: ScheduledRequest | str, chunk: Chunk) -> bool:
-        """The engine ran and committed `chunk`; returns True when that finished the prompt."""
+    def initial_state(self, request: ScheduledRequest | str) -> Any:
+        """The cached GDN checkpoint payload the request starts from (None: zero state).
+
+        The engine copies state out of it, never mutates it, then calls release_initial_state().
+        """
+        return self._live_reservation(request).initial_state
+
+    def release_initial_state(self, request: ScheduledRequest | str) -> None:
+        """The engine has its own copy of the initial state: the cache may spill the checkpoint again."""
+        self.cache.release_initial_state(self._live_reservation(request))
+
+    def chunk_done(
+        self, request: ScheduledRequest | str, chunk: Chunk, checkpoint: tuple[Any, int] | None = None
+    ) -> bool:
+        """The engine ran `chunk` (its K/V are in the pages): publish its blocks and, when the chunk asks
+        for one, the checkpoint (payload, nbytes) of the GDN state at chunk.end. Returns True when that
+        finished the prompt (the reservation is then finished in the cache)."""
         request = self._live(request)
         if request.in_flight != chunk:
             raise ValueError(
                 f"request {request.request_id!r}: chunk [{chunk.start}, {chunk.end}) is not the "
                 "one in flight"
             )
+        if chunk.save_checkpoint and checkpoint is None:
+            raise ValueError(
+                f"request {request.request_id!r}: chunk [{chunk.start}, {chunk.end}) ends on a checkpoint "
+                "position; pass its GDN state as checkpoint=(payload, nbytes)"
+            )
+        reservation = request.reservation
+        self.cache.commit_blocks(reservation, chunk.end)
+        if chunk.save_checkpoint:
+            payload, nbytes = checkpoint
+            self.cache.store_checkpoint(reservation, chunk.end, payload, nbytes)
         request.in_flight = None
         request.done_upto = chunk.end
         request.computed_tokens += chunk.num_tokens
         if chunk.end < request.num_tokens:
             return False
+        self.cache.finish(reservation)
         request.state = RequestState.DONE
         self._running.remove(request)
         del self._requests[request.request_id]
@@ -203,7 +246,8 @@ class ChunkScheduler:
     def request_failed(
         self, request: ScheduledRequest | str, error: BaseException | None = None
     ) -> None:
-        """Drop a request; requests waiting on its prefix will compute it themselves."""
+        """Drop a request and abort its reservation; requests waiting on its prefix will compute it
+        themselves."""
         request = self._live(request)
         request.state = RequestState.FAILED
         request.error = error
@@ -212,6 +256,8 @@ class ChunkScheduler:
             if request in group:
                 group.remove(request)
         del self._requests[request.request_id]
+        if request.reservation is not None:
+            self.cache.abort(request.reservation)
         logger.info("scheduler: request {} failed: {}", request.request_id, error)
 
     def _live(self, request: ScheduledRequest | str) -> ScheduledRequest:
@@ -221,13 +267,19 @@ class ChunkScheduler:
             raise ValueError(f"request {request_id!r} is not queued or running")
         return live
 
+    def _live_reservation(self, request: ScheduledRequest | str) -> Reservation:
+        request = self._live(request)
+        if request.reservation is None:
+            raise ValueError(f"request {request.request_id!r} is not admitted yet: it has no reservation")
+        return request.reservation
+
     # ------------------------------------------------------------------ one step
 
     def next_step(self) -> list[tuple[ScheduledRequest, Chunk]]:
         """Admit what can be admitted, then hand out this step's chunks (earliest requests first).
 
-        If admit() raises, the request is marked failed and removed, and the error propagates;
-        call next_step() again to go on.
+        If an admission fails (e.g. a prompt the cache can never hold), the request is marked
+        failed and removed, and the error propagates; call next_step() again to go on.
         """
         self._admit_ready()
         step = self._plan_chunks()
@@ -236,6 +288,8 @@ class ChunkScheduler:
             raise SchedulerStalled(
                 f"request {front.request_id!r} ({front.num_tokens} tokens) cannot be admitted and "
                 "nothing else is running to make room; fail it or enlarge the cache"
+                + (f" ({front.deferred_by})" if front.deferred_by is not None else ""),
+                front,
             )
         return step
 
@@ -249,17 +303,22 @@ class ChunkScheduler:
             if self.share_inflight_prefixes and self._wait_for_inflight_prefix(request):
                 continue
             try:
-                admission = self._admit(request)
+                reservation = self.cache.admit(request.request_id, request.tokens, request.block_keys)
+            except CacheFullError as error:
+                if error.permanent:
+                    self.request_failed(request, error)
+                    raise
+                request.deferred_by = error
+                break  # first come, first served: nobody overtakes a deferred request
             except BaseException as error:
                 self.request_failed(request, error)
                 raise
-            if admission is None:
-                break  # first come, first served: nobody overtakes a deferred request
-            self._start(request, admission)
+            self._start(request, reservation)
 
-    def _start(self, request: ScheduledRequest, admission: Admission) -> None:
-        request.context = admission.context  # on errors below, the engine finds it here to undo
-        hit = admission.hit_tokens
+    def _start(self, request: ScheduledRequest, reservation: Reservation) -> None:
+        request.reservation = reservation  # on errors below, request_failed() aborts it
+        request.deferred_by = None
+        hit = reservation.hit_tokens
         if not 0 <= hit < request.num_tokens or hit % self.chunk_alignment:
             error = ValueError(
                 f"request {request.request_id!r}: admitted with hit_tokens={hit}; it must be a "
@@ -267,10 +326,9 @@ class ChunkScheduler:
             )
             self.request_failed(request, error)
             raise error
-        checkpoints = sorted(
-            {p for p in admission.checkpoint_positions if hit < p <= request.num_tokens}
-        )
-        misaligned = [p for p in checkpoints if p % self.block_tokens]
+        # Positions inside the hit are already cached; the chunk plan follows the rest, in order.
+        positions = sorted({p for p in reservation.checkpoint_positions if hit < p <= request.num_tokens})
+        misaligned = [p for p in positions if p % self.block_tokens]
         if misaligned:
             error = ValueError(
                 f"request {request.request_id!r}: checkpoint positions {misaligned} are not "
@@ -278,8 +336,8 @@ class ChunkScheduler:
             )
             self.request_failed(request, error)
             raise error
-        request.hit_tokens = request.scheduled_upto = request.done_upto = hit
-        request.checkpoints = checkpoints
+        reservation.checkpoint_positions[:] = positions
+        request.scheduled_upto = request.done_upto = hit
         request.state = RequestState.RUNNING
         self._queue.remove(request)
         self._running.append(request)
@@ -340,8 +398,7 @@ class ChunkScheduler:
         if best is None:
             return False
         target, other = best
-        if target not in other.checkpoints:
-            bisect.insort(other.checkpoints, target)
+        self.cache.add_checkpoint_position(other.reservation, target)
         request.state = RequestState.WAITING
         request.waiting_on = other.request_id
         request.wait_until = target

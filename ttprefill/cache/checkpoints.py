@@ -33,11 +33,11 @@ class CheckpointPolicy:
     The end-of-prompt checkpoint serves multi-turn chat (the next turn extends this prompt); the
     periodic ones serve prompts that share a long prefix and then diverge. One checkpoint of a
     27B-shaped model weighs as much as ~2,350 tokens of attention K/V (GDN.md), so the interval
-    trades memory for recompute after a divergence (at most every_blocks blocks are redone).
-    Subclass and override `positions` to try other placements.
+    trades memory for recompute after a divergence (at most every_blocks blocks are redone); None
+    places checkpoints at prompt ends only. Subclass and override `positions` to try other placements.
     """
 
-    every_blocks: int | None = 16
+    every_blocks: int | None
     at_prompt_end: bool = True
 
     def __post_init__(self) -> None:

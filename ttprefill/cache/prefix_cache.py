@@ -29,6 +29,7 @@ the reservation, which also pins every block it publishes. Nothing pinned is evi
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
@@ -82,13 +83,16 @@ class Reservation:
     hit_tokens: int
     hit_pages: list[int]
     new_pages: list[int]
-    checkpoint_positions: list[int]  # the policy's positions in (hit_tokens, len(tokens)]
+    # Where the request stores GDN checkpoints, sorted, in (hit_tokens, len(tokens)]: the policy's positions
+    # plus any added with add_checkpoint_position(). The one list the chunk plan follows.
+    checkpoint_positions: list[int]
     initial_state: Any  # GDN checkpoint payload at hit_tokens (None: zero state)
     chain: list[bytes]  # keys of this prompt's blocks 0..len(chain)-1, all cached and pinned
     owned_pages: set[int]  # allocated here and not (yet) handed to a published block
     pins: PinSet
     committed_tokens: int
     publishing: bool = True  # False once a hash collision stopped publication of later blocks
+    block_keys: list[bytes] | None = None  # chain keys of the prompt's full blocks, when the caller had them
     live: bool = True
 
     @property
@@ -140,12 +144,11 @@ class PrefixCache:
         num_pages: int,
         bytes_per_page: int,
         model_key: str,
-        block_tokens: int = 64,
-        page_tokens: int = 64,
+        block_tokens: int,
+        page_tokens: int,
         device_budget: int | None = None,
         host_budget: int = 0,
-        checkpoint_every_blocks: int | None = 16,
-        checkpoint_policy: CheckpointPolicy | None = None,
+        checkpoint_every_blocks: int | None,
         spill_fn: MoveFn | None = None,
         restore_fn: MoveFn | None = None,
     ) -> None:
@@ -153,7 +156,8 @@ class PrefixCache:
 
         device_budget: bytes of pages in use plus device checkpoints (default: the whole pool).
         host_budget: bytes of spilled checkpoints (0: no host tier, spilling drops).
-        checkpoint_policy overrides checkpoint_every_blocks (CheckpointPolicy(every_blocks=N)).
+        checkpoint_every_blocks: GDN checkpoint placement (CheckpointPolicy); the engine's default is
+            EngineOptions'. Assign `policy` to place them otherwise.
         spill_fn/restore_fn copy a checkpoint payload device->host / host->device.
         """
         for name, value in (
@@ -193,7 +197,7 @@ class PrefixCache:
         self.device_budget = device_budget
         self.host_budget = host_budget
         self.model_key = model_key
-        self.policy = checkpoint_policy or CheckpointPolicy(every_blocks=checkpoint_every_blocks)
+        self.policy = CheckpointPolicy(every_blocks=checkpoint_every_blocks)
 
         self.pool = PagePool(num_pages)
         self.checkpoints = CheckpointStore(spill_fn, restore_fn)
@@ -238,16 +242,29 @@ class PrefixCache:
     def checkpoint_positions(self, num_tokens: int, hit_tokens: int) -> list[int]:
         return self.policy.positions(num_tokens, hit_tokens, self.block_tokens)
 
+    def chain_keys(self, tokens: Sequence[int]) -> list[bytes]:
+        """Keys of the prompt's full blocks under this cache's model key (pass them to admit())."""
+        return blocks.chain_keys(_as_tokens(tokens), self.block_tokens, self.model_key)
+
+    def admit(self, request_id: str, tokens: Sequence[int], keys: Sequence[bytes] | None = None) -> Reservation:
+        """lookup() then begin(): the reservation of a request, served from the longest usable prefix.
+
+        keys: the prompt's chain_keys(), if the caller has them, so the prompt is hashed once.
+        Raises CacheFullError as begin() does, holding nothing.
+        """
+        hit = self.lookup(tokens, keys)
+        return self.begin(request_id, tokens, hit, keys)
+
     # ------------------------------------------------------------------ lookup
 
-    def lookup(self, tokens: Sequence[int]) -> Hit:
+    def lookup(self, tokens: Sequence[int], keys: Sequence[bytes] | None = None) -> Hit:
         """Longest cached prefix of `tokens` ending on a GDN checkpoint, pinned for the caller.
 
         At least one token is always left to compute (the engine needs the last token's logits),
         so a prompt that is cached whole is served up to its last block boundary before the end.
         """
         tokens = _as_tokens(tokens)
-        matched = self._match_chain(tokens)
+        matched = self._match_chain(tokens, keys)
         for depth in range(len(matched), 0, -1):
             checkpoint = self.checkpoints.get(matched[depth - 1].key)
             if checkpoint is None:
@@ -290,12 +307,17 @@ class PrefixCache:
         self._take_hit(hit)
         self._unpin(hit.handle)
 
-    def _match_chain(self, tokens: tuple[int, ...]) -> list[CachedBlock]:
+    def _block_key(self, parent: bytes | None, tokens: tuple[int, ...], index: int, keys) -> bytes:
+        if keys is not None and index < len(keys):
+            return keys[index]
+        return blocks.block_hash(parent, block_tokens_at(tokens, index, self.block_tokens), self.model_key)
+
+    def _match_chain(self, tokens: tuple[int, ...], keys: Sequence[bytes] | None = None) -> list[CachedBlock]:
         matched: list[CachedBlock] = []
         parent: bytes | None = None
         for index in range((len(tokens) - 1) // self.block_tokens):
             block_tokens = block_tokens_at(tokens, index, self.block_tokens)
-            key = blocks.block_hash(parent, block_tokens, self.model_key)
+            key = self._block_key(parent, tokens, index, keys)
             block = self._blocks.get(key)
             if block is None:
                 break
@@ -329,7 +351,8 @@ class PrefixCache:
 
     # ------------------------------------------------------------------ requests
 
-    def begin(self, request_id: str, tokens: Sequence[int], hit: Hit) -> Reservation:
+    def begin(self, request_id: str, tokens: Sequence[int], hit: Hit,
+              keys: Sequence[bytes] | None = None) -> Reservation:
         """Reserve pages for the uncached part of the prompt; takes over the hit's pins.
 
         Raises CacheFullError if the pages cannot be found even after evicting everything
@@ -378,6 +401,7 @@ class PrefixCache:
             owned_pages=set(new_pages),
             pins=hit.handle,
             committed_tokens=hit.num_tokens,
+            block_keys=None if keys is None else list(keys),
         )
         self._reservations[request_id] = reservation
         return reservation
@@ -412,7 +436,7 @@ class PrefixCache:
         index = len(reservation.chain)
         parent = reservation.chain[-1] if index else None
         block_tokens = block_tokens_at(reservation.tokens, index, self.block_tokens)
-        key = blocks.block_hash(parent, block_tokens, self.model_key)
+        key = self._block_key(parent, reservation.tokens, index, reservation.block_keys)
         existing = self._blocks.get(key)
         if existing is not None:
             same_place = existing.parent == parent and existing.index == index
@@ -444,6 +468,17 @@ class PrefixCache:
             self._pin_block(block)
             reservation.pins.blocks.append(key)
         reservation.chain.append(key)
+
+    def add_checkpoint_position(self, reservation: Reservation, position: int) -> None:
+        """Have the request store a checkpoint at `position` too (e.g. where another prompt diverges)."""
+        self._check_live(reservation)
+        if position % self.block_tokens or not reservation.hit_tokens < position <= reservation.num_tokens:
+            raise ValueError(
+                f"checkpoint position {position} must be a multiple of block_tokens ({self.block_tokens}) "
+                f"in ({reservation.hit_tokens}, {reservation.num_tokens}] for request {reservation.request_id!r}"
+            )
+        if position not in reservation.checkpoint_positions:
+            bisect.insort(reservation.checkpoint_positions, position)
 
     def store_checkpoint(
         self, reservation: Reservation, position: int, payload: Any, nbytes: int

@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ttprefill.reference.gdn import GdnLayerParams
+
 
 def zero_centred_rmsnorm(x: torch.Tensor, w: torch.Tensor, eps: float) -> torch.Tensor:
     """x * rsqrt(mean(x^2) + eps) * (1 + w) over the last axis (decoder norms, q/k norms)."""
@@ -67,7 +69,7 @@ def gdn_scan_recurrent(q, k, v, g, beta, initial_state):
     return o, S
 
 
-def gdn_scan_chunked(q, k, v, g, beta, initial_state, chunk: int = 64):
+def gdn_scan_chunked(q, k, v, g, beta, initial_state, chunk: int):
     """Chunked GDN scan (GDN.md chunked form), all value heads at once, chunk after chunk."""
     T, HV, Vd = v.shape
     q, k = _expand_qk_heads(q, HV), _expand_qk_heads(k, HV)
@@ -104,26 +106,26 @@ def gdn_scan_chunked(q, k, v, g, beta, initial_state, chunk: int = 64):
     return o.movedim(0, 1).contiguous(), h
 
 
-def gdn_layer_core(qkv_preconv, z, a, b, params: dict, conv_state, recurrent_state, scan):
+def gdn_layer_core(qkv_preconv, z, a, b, params: GdnLayerParams, conv_state, recurrent_state, scan):
     """Conv -> split -> gates -> l2norm/scale -> scan -> gated norm, between in- and out-proj.
 
-    params: num_qk_heads, num_v_heads, key_head_dim, value_head_dim (ints), conv_weight [C, W],
-    A_log [HV], dt_bias [HV], norm_weight [V], eps. scan(q, k, v, g, beta, state) -> (o, state).
+    params: the layer's GdnLayerParams (the numpy reference's and the device's type), its arrays as
+    tensors of the model dtype. scan(q, k, v, g, beta, state) -> (o, state).
     Returns (y [T, HV*V], new conv_state, new recurrent state).
     """
-    H, HV = params["num_qk_heads"], params["num_v_heads"]
-    K, V = params["key_head_dim"], params["value_head_dim"]
-    eps = params["eps"]
+    H, HV = params.num_qk_heads, params.num_v_heads
+    K, V = params.key_head_dim, params.value_head_dim
+    eps = params.eps
     T = qkv_preconv.shape[0]
-    mixed, new_conv_state = causal_conv1d_silu(qkv_preconv, params["conv_weight"], conv_state)
+    mixed, new_conv_state = causal_conv1d_silu(qkv_preconv, params.conv_weight, conv_state)
     q = mixed[:, : H * K].reshape(T, H, K)
     k = mixed[:, H * K : 2 * H * K].reshape(T, H, K)
     v = mixed[:, 2 * H * K :].reshape(T, HV, V)
-    g, beta = gdn_gates(a, b, params["A_log"], params["dt_bias"])
+    g, beta = gdn_gates(a, b, params.A_log, params.dt_bias)
     q = l2norm(q, eps) * K**-0.5
     k = l2norm(k, eps)
     o, new_state = scan(q, k, v, g, beta, recurrent_state)
-    y = gated_rmsnorm(o, z.reshape(T, HV, V), params["norm_weight"], eps)
+    y = gated_rmsnorm(o, z.reshape(T, HV, V), params.norm_weight, eps)
     return y.reshape(T, HV * V), new_conv_state, new_state
 
 

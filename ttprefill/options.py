@@ -1,0 +1,57 @@
+"""EngineOptions: every default of the engine in one place.
+
+The demo, `ttprefill prefill`, the engine benchmarks and the README take their settings from here.
+The device defaults are the ops' own (the GDN chunk and fidelity of ttprefill.ops.gdn, the attention
+fidelity of ttprefill.ops.attention), so the engine runs exactly what the kernel benchmarks measure.
+Torch-free, so the command line can show the defaults without loading the model code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ttprefill.device.program import DataFormat, MathFidelity
+from ttprefill.hw import DRAM_BYTES_PER_CHIP
+from ttprefill.ops.attention import FlashAttentionConfig
+from ttprefill.ops.gdn import DEFAULT_CHUNK, SCAN_FIDELITY
+
+
+class EngineError(ValueError):
+    """A request or setting the engine refuses; the message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    chunk_tokens: int = 256  # largest chunk one device step runs
+    block_tokens: int = 64  # prefix-cache block = attention page
+    # GDN checkpoint every N blocks (and at each prompt's end). 4 keeps all but 4 points of the hit rate of
+    # every block at half its memory (`ttprefill bench checkpoints`, README).
+    checkpoint_every_blocks: int = 4
+    cache_budget_bytes: int = 256 << 20  # device bytes for pages + device-tier checkpoints
+    host_budget_bytes: int = 1 << 30  # spilled checkpoints
+    token_budget_per_step: int = 1024
+    gdn_chunk: int = DEFAULT_CHUNK
+    gdn_fidelity: MathFidelity = SCAN_FIDELITY
+    attention_fidelity: MathFidelity = FlashAttentionConfig.math_fidelity
+    kv_page_format: DataFormat = DataFormat.Float16_b
+
+    def __post_init__(self):
+        # Checked here so that the Python API and the CLI refuse the same bad values with the same words.
+        for name in ("chunk_tokens", "block_tokens", "checkpoint_every_blocks", "cache_budget_bytes",
+                     "host_budget_bytes", "token_budget_per_step", "gdn_chunk"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise EngineError(f"EngineOptions.{name} must be a positive integer, got {value!r}")
+        if self.cache_budget_bytes > DRAM_BYTES_PER_CHIP:
+            raise EngineError(
+                f"EngineOptions.cache_budget_bytes = {self.cache_budget_bytes} is more than a Wormhole chip's "
+                f"{DRAM_BYTES_PER_CHIP} bytes of DRAM, where the K/V pages live; give at most that")
+        for name in ("gdn_fidelity", "attention_fidelity"):
+            if not isinstance(getattr(self, name), MathFidelity):
+                raise EngineError(f"EngineOptions.{name} must be a MathFidelity (LoFi, HiFi2, HiFi3, HiFi4), "
+                                  f"got {getattr(self, name)!r}")
+        if self.chunk_tokens % self.gdn_chunk or self.block_tokens % self.gdn_chunk:
+            raise EngineError(f"chunk_tokens ({self.chunk_tokens}) and block_tokens ({self.block_tokens}) must be "
+                              f"multiples of the GDN chunk ({self.gdn_chunk})")
