@@ -24,7 +24,7 @@ from ttprefill.cache import (
     CacheFullError,
     CacheInvariantError,
     CheckpointPolicy,
-    PagePool,
+    PageAllocator,
     PageError,
     PrefixCache,
     blocks,
@@ -105,7 +105,7 @@ class FakeEngine:
 def snapshot(cache: PrefixCache):
     return (
         sorted(cache._blocks),
-        [cache.pool.refcount(page) for page in range(cache.pool.num_pages)],
+        [cache.allocator.refcount(page) for page in range(cache.allocator.num_pages)],
         sorted((c.key, c.tier, c.nbytes) for c in cache.checkpoints.all()),
         cache.device_bytes,
         cache.host_bytes,
@@ -150,7 +150,7 @@ def test_chain_keys_name_whole_prefixes():
 
 
 def test_page_pool_counts_references_and_refuses_bad_frees():
-    pool = PagePool(4)
+    pool = PageAllocator(4)
     pages = pool.allocate(3)
     assert sorted(pages) == [0, 1, 2] and pool.num_free == 1
     pool.retain([pages[0]])
@@ -232,7 +232,7 @@ def test_recomputed_blocks_past_the_hit_are_deduplicated():
     cache.check_invariants()
     cache.finish(reservation)
     assert cache.num_blocks == 8  # blocks 5 and 6 of the new prompt
-    assert cache.pool.num_used == cache.num_blocks * (B // PT)  # duplicate pages went back
+    assert cache.allocator.num_used == cache.num_blocks * (B // PT)  # duplicate pages went back
     hit = cache.lookup(prompt + [0])
     assert hit.num_tokens == 28
     engine.check_hit(hit, prompt + [0])
@@ -302,7 +302,7 @@ def test_pinned_blocks_are_not_evicted():
 
     cache.release(hit)
     assert cache.evict_lru(100) == 6
-    assert cache.pool.num_used == 0 and len(cache.checkpoints) == 0
+    assert cache.allocator.num_used == 0 and len(cache.checkpoints) == 0
     cache.check_invariants()
 
 
@@ -439,7 +439,7 @@ def test_abort_after_commits_keeps_only_whole_published_blocks():
     engine.run(reservation, 10)  # blocks 0 and 1 published (8 tokens), 2 tokens of block 2
     cache.abort(reservation)
     assert cache.num_blocks == 2
-    assert cache.pool.num_used == 2 * (B // PT)  # the 9 other pages are free again
+    assert cache.allocator.num_used == 2 * (B // PT)  # the 9 other pages are free again
     hit = cache.lookup(PROMPT)
     assert hit.num_tokens == 8
     engine.check_hit(hit, PROMPT)
@@ -570,7 +570,7 @@ def test_check_invariants_detects_a_leaked_page():
     cache = make_cache()
     FakeEngine(cache).prefill("a", PROMPT)
     cache.check_invariants()
-    cache.pool.allocate(1)  # nobody owns it
+    cache.allocator.allocate(1)  # nobody owns it
     with pytest.raises(CacheInvariantError, match="leaked"):
         cache.check_invariants()
 
@@ -757,7 +757,7 @@ class CacheMachine(RuleBasedStateMachine):
         self.cache.check_invariants()
         # With every request gone nothing is pinned: the whole cache can be emptied.
         self.cache.evict_lru(10_000)
-        assert self.cache.pool.num_used == 0 and self.cache.device_bytes == 0
+        assert self.cache.allocator.num_used == 0 and self.cache.device_bytes == 0
 
 
 TestCacheMachine = CacheMachine.TestCase

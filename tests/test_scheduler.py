@@ -489,7 +489,7 @@ class SchedulerMachine(RuleBasedStateMachine):
         assert not self.sched.has_work
         self.cache.check_invariants()
         self.cache.evict_lru(10_000)
-        assert self.cache.pool.num_used == 0
+        assert self.cache.allocator.num_used == 0
 
 
 TestSchedulerMachine = SchedulerMachine.TestCase

@@ -6,7 +6,7 @@ Entry point: PrefixCache (see prefix_cache.py for the request protocol and the m
 from .blocks import CachedBlock, block_hash, chain_keys
 from .checkpoints import DEVICE, HOST, Checkpoint, CheckpointPolicy, CheckpointStore
 from .errors import CacheFullError, CacheInvariantError, PageError
-from .pages import PagePool
+from .pages import PageAllocator
 from .prefix_cache import CacheStats, Hit, PinSet, PrefixCache, Reservation
 
 __all__ = [
@@ -21,7 +21,7 @@ __all__ = [
     "CheckpointStore",
     "Hit",
     "PageError",
-    "PagePool",
+    "PageAllocator",
     "PinSet",
     "PrefixCache",
     "Reservation",

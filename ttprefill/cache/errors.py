@@ -16,7 +16,7 @@ class CacheFullError(RuntimeError):
 
 
 class PageError(RuntimeError):
-    """Misuse of the page pool: freeing a free page, an unknown page id, or running out."""
+    """Misuse of the page allocator: freeing a free page, an unknown page id, or running out."""
 
 
 class CacheInvariantError(AssertionError):

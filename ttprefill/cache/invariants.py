@@ -22,12 +22,12 @@ def check_cache(cache: PrefixCache) -> None:
     """Raise CacheInvariantError if the cache's bookkeeping is inconsistent anywhere."""
     problems: list[str] = []
     try:
-        cache.pool.check()
+        cache.allocator.check()
         cache.checkpoints.check()
     except Exception as error:  # noqa: BLE001 - reported with the rest
         problems.append(str(error))
 
-    expected_refs = [0] * cache.pool.num_pages
+    expected_refs = [0] * cache.allocator.num_pages
     owner: dict[int, str] = {}
 
     def own(page: int, who: str) -> None:
@@ -61,10 +61,10 @@ def check_cache(cache: PrefixCache) -> None:
                 problems.append(f"{who} pins a checkpoint that is not on the device")
             checkpoint_pins[pins.checkpoint] = checkpoint_pins.get(pins.checkpoint, 0) + 1
 
-    for page in range(cache.pool.num_pages):
-        if cache.pool.refcount(page) != expected_refs[page]:
+    for page in range(cache.allocator.num_pages):
+        if cache.allocator.refcount(page) != expected_refs[page]:
             problems.append(
-                f"page {page}: refcount {cache.pool.refcount(page)}, "
+                f"page {page}: refcount {cache.allocator.refcount(page)}, "
                 f"holders {expected_refs[page]}"
                 + (" (leaked)" if expected_refs[page] == 0 else "")
             )

@@ -1,7 +1,7 @@
-"""The attention K/V page pool: page ids with reference counts.
+"""The attention K/V page ids with reference counts: which pages are in use, not their memory.
 
-A page holds `page_tokens` tokens of K/V; the engine owns the memory, this pool only says which
-ids are in use. Each holder of a page (the cached block that owns it, the reservation that
+A page holds `page_tokens` tokens of K/V; the engine's KV caches own the memory (KVCache on the device,
+HostKVCache on the host), this allocator only says which ids are in use. Each holder of a page (the cached block that owns it, the reservation that
 allocated it, every hit or reservation pinning its block) holds one reference; a page is free
 exactly when its count is zero.
 """
@@ -14,10 +14,10 @@ from typing import Iterable
 from .errors import PageError
 
 
-class PagePool:
+class PageAllocator:
     def __init__(self, num_pages: int) -> None:
         if not isinstance(num_pages, int) or num_pages < 1:
-            raise ValueError(f"PagePool needs at least one page, got num_pages={num_pages!r}")
+            raise ValueError(f"PageAllocator needs at least one page, got num_pages={num_pages!r}")
         self.num_pages = num_pages
         self._refs = [0] * num_pages
         # Popped from the end: low ids are handed out first, which keeps test output readable.
@@ -41,8 +41,8 @@ class PagePool:
             raise ValueError(f"cannot allocate a negative number of pages ({count})")
         if count > len(self._free):
             raise PageError(
-                f"page pool exhausted: {count} pages requested, {len(self._free)} of "
-                f"{self.num_pages} free; evict cached blocks first or enlarge the pool"
+                f"pages exhausted: {count} pages requested, {len(self._free)} of "
+                f"{self.num_pages} free; evict cached blocks first or give the cache more pages"
             )
         pages = [self._free.pop() for _ in range(count)]
         for page in pages:
@@ -62,7 +62,7 @@ class PagePool:
     def release(self, pages: Iterable[int]) -> list[int]:
         """Drop one reference per occurrence; returns the pages that became free.
 
-        Checks the whole call before changing anything, so a double free leaves the pool as it was.
+        Checks the whole call before changing anything, so a double free leaves the allocator as it was.
         """
         wanted = Counter(pages)
         for page, times in wanted.items():
@@ -84,7 +84,7 @@ class PagePool:
         """Raise PageError unless the free list is exactly the set of pages with no reference."""
         free = set(self._free)
         if len(free) != len(self._free):
-            raise PageError("page pool free list holds a page twice")
+            raise PageError("page allocator free list holds a page twice")
         for page, refs in enumerate(self._refs):
             if refs < 0:
                 raise PageError(f"page {page} has a negative reference count ({refs})")
@@ -94,4 +94,4 @@ class PagePool:
 
     def _check_known(self, page: int) -> None:
         if not isinstance(page, int) or not 0 <= page < self.num_pages:
-            raise PageError(f"unknown page id {page!r}: the pool has pages 0..{self.num_pages - 1}")
+            raise PageError(f"unknown page id {page!r}: the allocator has pages 0..{self.num_pages - 1}")

@@ -41,7 +41,7 @@ from .blocks import CachedBlock, block_tokens_at
 from .checkpoints import DEVICE, HOST, CheckpointPolicy, CheckpointStore, MoveFn
 from .errors import CacheFullError, CacheInvariantError
 from .invariants import check_cache
-from .pages import PagePool
+from .pages import PageAllocator
 
 
 @dataclass(eq=False)
@@ -154,7 +154,7 @@ class PrefixCache:
     ) -> None:
         """A cache of `num_pages` attention pages of `page_tokens` tokens (`bytes_per_page` each).
 
-        device_budget: bytes of pages in use plus device checkpoints (default: the whole pool).
+        device_budget: bytes of pages in use plus device checkpoints (default: all num_pages pages).
         host_budget: bytes of spilled checkpoints (0: no host tier, spilling drops).
         checkpoint_every_blocks: GDN checkpoint placement (CheckpointPolicy); the engine's default is
             EngineOptions'. Assign `policy` to place them otherwise.
@@ -180,7 +180,7 @@ class PrefixCache:
         if device_budget < one_block_bytes or num_pages < pages_per_block:
             raise ValueError(
                 f"cache too small: one block of {block_tokens} tokens needs {pages_per_block} "
-                f"pages ({one_block_bytes} bytes) but the pool has {num_pages} pages and the "
+                f"pages ({one_block_bytes} bytes) but the cache has {num_pages} pages and the "
                 f"device budget is {device_budget} bytes; raise num_pages/device_budget"
             )
         if host_budget < 0:
@@ -199,7 +199,7 @@ class PrefixCache:
         self.model_key = model_key
         self.policy = CheckpointPolicy(every_blocks=checkpoint_every_blocks)
 
-        self.pool = PagePool(num_pages)
+        self.allocator = PageAllocator(num_pages)
         self.checkpoints = CheckpointStore(spill_fn, restore_fn)
         # Block table in least-recently-used order (oldest first).
         self._blocks: dict[bytes, CachedBlock] = {}
@@ -212,7 +212,7 @@ class PrefixCache:
 
     @property
     def device_bytes(self) -> int:
-        return self.pool.num_used * self.bytes_per_page + self.checkpoints.bytes[DEVICE]
+        return self.allocator.num_used * self.bytes_per_page + self.checkpoints.bytes[DEVICE]
 
     @property
     def host_bytes(self) -> int:
@@ -233,7 +233,7 @@ class PrefixCache:
             self._stats,
             device_bytes=self.device_bytes,
             host_bytes=self.host_bytes,
-            pages_used=self.pool.num_used,
+            pages_used=self.allocator.num_used,
             blocks=len(self._blocks),
             device_checkpoints=self.checkpoints.count(DEVICE),
             host_checkpoints=self.checkpoints.count(HOST),
@@ -383,7 +383,7 @@ class PrefixCache:
                 hit = self._new_hit(0, [], None, hit.matched_tokens, PinSet())
                 new_page_count = -(-len(tokens) // self.page_tokens)
             self._make_room_or_raise(request_id, len(tokens) - hit.num_tokens, new_page_count)
-            new_pages = self.pool.allocate(new_page_count)
+            new_pages = self.allocator.allocate(new_page_count)
         except BaseException:
             if isinstance(hit, Hit) and self._live_hits.get(hit.hit_id) is hit:
                 self.release(hit)
@@ -546,7 +546,7 @@ class PrefixCache:
     def _close(self, reservation: Reservation) -> None:
         self._check_live(reservation)
         self._unpin(reservation.pins)
-        self.pool.release(reservation.owned_pages)
+        self.allocator.release(reservation.owned_pages)
         reservation.owned_pages = set()
         reservation.live = False
         del self._reservations[reservation.request_id]
@@ -562,7 +562,7 @@ class PrefixCache:
 
     def _pin_block(self, block: CachedBlock) -> None:
         block.pins += 1
-        self.pool.retain(block.pages)
+        self.allocator.retain(block.pages)
 
     def _pin(self, pins: PinSet) -> None:
         for key in pins.blocks:
@@ -574,7 +574,7 @@ class PrefixCache:
         for key in pins.blocks:
             block = self._blocks[key]
             block.pins -= 1
-            self.pool.release(block.pages)
+            self.allocator.release(block.pages)
         if pins.checkpoint is not None:
             self.checkpoints.get(pins.checkpoint).pins -= 1
         pins.blocks = []
@@ -615,7 +615,7 @@ class PrefixCache:
         del self._blocks[block.key]
         if block.parent is not None:
             self._blocks[block.parent].children -= 1
-        self.pool.release(block.pages)
+        self.allocator.release(block.pages)
         self._stats.evicted_blocks += 1
 
     def _spill_one(self) -> bool:
@@ -663,16 +663,16 @@ class PrefixCache:
         Returns False, changing nothing, when even evicting everything unpinned is not enough.
         """
         needed_bytes = pages * self.bytes_per_page + extra_bytes
-        if self.pool.num_free < pages or self.device_bytes + needed_bytes > self.device_budget:
+        if self.allocator.num_free < pages or self.device_bytes + needed_bytes > self.device_budget:
             reclaim_pages, reclaim_bytes = self._reclaimable()
             if (
-                self.pool.num_free + reclaim_pages < pages
+                self.allocator.num_free + reclaim_pages < pages
                 or self.device_bytes - reclaim_bytes + needed_bytes > self.device_budget
             ):
                 return False
         # Page slots come only from evicting blocks; bytes come from spilling first.
         evicted, spilled = self._stats.evicted_blocks, self._stats.spills
-        while self.pool.num_free < pages:
+        while self.allocator.num_free < pages:
             if not self._evict_one_block():
                 raise CacheInvariantError("reclaimable pages vanished while evicting")
         while self.device_bytes + needed_bytes > self.device_budget:
@@ -694,12 +694,12 @@ class PrefixCache:
         if self._make_device_room(pages, 0):
             return
         needed = pages * self.bytes_per_page
-        permanent = pages > self.pool.num_pages or needed > self.device_budget
+        permanent = pages > self.allocator.num_pages or needed > self.device_budget
         if permanent:
             message = (
                 f"request {request_id!r}: its {new_tokens} uncached tokens need {needed} bytes of K/V pages "
                 f"({pages} pages of {self.bytes_per_page} bytes), more than the whole cache's device budget of "
-                f"{self.device_budget} bytes ({self.pool.num_pages} pages); raise the cache budget or shorten "
+                f"{self.device_budget} bytes ({self.allocator.num_pages} pages); raise the cache budget or shorten "
                 "the prompt"
             )
         else:
@@ -707,7 +707,7 @@ class PrefixCache:
             free_bytes = self.device_budget - self.device_bytes + reclaim_bytes
             message = (
                 f"request {request_id!r}: its {new_tokens} uncached tokens need {needed} bytes of K/V pages "
-                f"({pages} pages) but only {free_bytes} bytes ({self.pool.num_free + reclaim_pages} pages) "
+                f"({pages} pages) but only {free_bytes} bytes ({self.allocator.num_free + reclaim_pages} pages) "
                 f"can be freed now; the rest is pinned by {len(self._reservations)} running request(s) and "
                 f"{len(self._live_hits)} held hit(s): retry after they finish"
             )
