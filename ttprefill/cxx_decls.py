@@ -663,3 +663,33 @@ def find_calls(code: str) -> list[Call]:
         args = len(split_top_level(tokens[k + 1:close]))
         calls.append(Call(t.text, prev in (".", "->"), args, template_args, t.line))
     return calls
+
+
+# ----------------------------------------------------------------------------- constants
+_CONSTEXPR = re.compile(r"\bconstexpr\s+(?:static\s+)?(?:const\s+)?[\w:]+\s+(\w+)\s*=\s*([^;{}]+);")
+_CB_INDEX = re.compile(r"\btt::CBIndex::c_(\d+)\b")
+_INT_SUFFIX = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b")
+_NUMBER = re.compile(r"\b(?:0[xX][0-9a-fA-F]+|\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)")
+_EXPR_TOKENS = re.compile(r"\s*(?:[A-Za-z_]\w*|0[xX][0-9a-fA-F]+|\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?|<<|[-+*/()])")
+
+
+def constexpr_values(path: Path) -> dict[str, int | float]:
+    """The `constexpr NAME = expression;` constants of a C++ file whose expressions are arithmetic on
+    numbers, tt::CBIndex values and constants defined before them (comments and preprocessor lines
+    ignored, every scope read). Expressions this cannot evaluate (calls, casts) are left out."""
+    code, _, _ = strip_source(Path(path).read_text())
+    values: dict[str, int | float] = {}
+    for name, expr in _CONSTEXPR.findall(code):
+        expr = _INT_SUFFIX.sub(r"\1", _CB_INDEX.sub(r"\1", expr)).strip()
+        if "".join(_EXPR_TOKENS.findall(expr)).replace(" ", "") != expr.replace(" ", ""):
+            continue
+        words = re.findall(r"[A-Za-z_]\w*", _NUMBER.sub(" ", expr))
+        if any(w not in values for w in words):
+            continue
+        if "." not in expr:
+            expr = expr.replace("/", "//")
+        try:
+            values[name] = eval(expr, {"__builtins__": {}}, dict(values))  # tokens checked above: arithmetic only
+        except (ArithmeticError, SyntaxError, TypeError):
+            continue
+    return values
