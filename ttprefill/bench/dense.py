@@ -31,6 +31,7 @@ class DenseOp:
     count: int  # times the op runs in one chunk of the whole model
     run: Callable  # (device, reports) -> None, allocating and freeing its own tensors
     in_total: bool = True
+    flops: int = 0  # matmul FLOPs of one run (2 tokens k n)
 
 
 def _linear_op(tokens: int, k: int, n: int, fmt: DataFormat):
@@ -128,28 +129,35 @@ def dense_ops(config, seq: int, weight_format: DataFormat) -> list[DenseOp]:
     def lin(name):
         return _linear_op(T, *p[name], weight_format)
 
+    def fl(name, tokens=T):
+        k, n = p[name]
+        return 2 * tokens * k * n
+
     ops = [
         DenseOp("decoder_norm", "norm", 2 * L, _norm_op(T, h, h)),  # input and post-attention norms
         DenseOp("residual_add", "eltwise", 2 * L, _eltwise_op(T, h, "residual_add")),
-        DenseOp("mlp.gate_proj+up_proj", "matmul", 2 * L, lin("mlp.gate_proj")),
+        DenseOp("mlp.gate_proj+up_proj", "matmul", 2 * L, lin("mlp.gate_proj"), flops=fl("mlp.gate_proj")),
         DenseOp("mlp.silu_mul", "eltwise", L, _eltwise_op(T, config.intermediate_size, "silu_mul")),
-        DenseOp("mlp.down_proj", "matmul", L, lin("mlp.down_proj")),
-        DenseOp("linear_attn.in_proj_qkv", "matmul", n_gdn, lin("linear_attn.in_proj_qkv")),
-        DenseOp("linear_attn.in_proj_z", "matmul", n_gdn, lin("linear_attn.in_proj_z")),
-        DenseOp("linear_attn.in_proj_b+a", "matmul", 2 * n_gdn, lin("linear_attn.in_proj_b")),
-        DenseOp("linear_attn.out_proj", "matmul", n_gdn, lin("linear_attn.out_proj")),
+        DenseOp("mlp.down_proj", "matmul", L, lin("mlp.down_proj"), flops=fl("mlp.down_proj")),
+        DenseOp("linear_attn.in_proj_qkv", "matmul", n_gdn, lin("linear_attn.in_proj_qkv"),
+                flops=fl("linear_attn.in_proj_qkv")),
+        DenseOp("linear_attn.in_proj_z", "matmul", n_gdn, lin("linear_attn.in_proj_z"), flops=fl("linear_attn.in_proj_z")),
+        DenseOp("linear_attn.in_proj_b+a", "matmul", 2 * n_gdn, lin("linear_attn.in_proj_b"),
+                flops=fl("linear_attn.in_proj_b")),
+        DenseOp("linear_attn.out_proj", "matmul", n_gdn, lin("linear_attn.out_proj"), flops=fl("linear_attn.out_proj")),
         DenseOp("linear_attn.gated_norm", "norm", n_gdn,
                 _norm_op(T, config.gdn_value_dim, config.gdn_value_head_dim, gated=True), in_total=False),
-        DenseOp("self_attn.q_proj", "matmul", n_attn, lin("self_attn.q_proj")),
-        DenseOp("self_attn.k_proj+v_proj", "matmul", 2 * n_attn, lin("self_attn.k_proj")),
+        DenseOp("self_attn.q_proj", "matmul", n_attn, lin("self_attn.q_proj"), flops=fl("self_attn.q_proj")),
+        DenseOp("self_attn.k_proj+v_proj", "matmul", 2 * n_attn, lin("self_attn.k_proj"), flops=fl("self_attn.k_proj")),
         DenseOp("self_attn.q_norm", "norm", n_attn, _norm_op(T, 2 * hq * d, d, 2 * d)),
         DenseOp("self_attn.k_norm", "norm", n_attn, _norm_op(T, hkv * d, d)),
         DenseOp("self_attn.rope_q", "rope", n_attn, _rope_op(T, hq, d, config.rotary_dim, config.rope_theta)),
         DenseOp("self_attn.rope_k", "rope", n_attn, _rope_op(T, hkv, d, config.rotary_dim, config.rope_theta)),
         DenseOp("self_attn.output_gate", "eltwise", n_attn, _eltwise_op(T, hq * d, "sigmoid_gate")),
-        DenseOp("self_attn.o_proj", "matmul", n_attn, lin("self_attn.o_proj")),
+        DenseOp("self_attn.o_proj", "matmul", n_attn, lin("self_attn.o_proj"), flops=fl("self_attn.o_proj")),
         DenseOp("final_norm (last token)", "norm", 1, _norm_op(1, h, h)),
-        DenseOp("lm_head (last token)", "matmul", 1, _lm_head_op(h, config.vocab_size, weight_format)),
+        DenseOp("lm_head (last token)", "matmul", 1, _lm_head_op(h, config.vocab_size, weight_format),
+                flops=fl("lm_head", 1)),
     ]
     return [op for op in ops if op.count]
 
@@ -167,7 +175,7 @@ def dense_ops_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: s
     config = get_preset(model)
     device = SimDevice(timing_only=True, costs=costs)
     t_start = time.perf_counter()
-    by_op, by_category = {}, {}
+    by_op, by_category, matmul_flops = {}, {}, 0
     for op in dense_ops(config, seq, WEIGHT_FORMATS[weight_format]):
         reports = []
         t0 = time.perf_counter()
@@ -179,10 +187,13 @@ def dense_ops_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: s
                           "sim_wall_s": round(wall, 2)}
         if op.in_total:
             by_category[op.category] = by_category.get(op.category, 0.0) + each * op.count
+        matmul_flops += op.flops * op.count
     return {
         "model": model, "seq": seq, "weight_format": weight_format, "costs": costs,
         "model_version": model_version(), "timing_only": True,
         "modeled_s": sum(by_category.values()), "by_category_modeled_s": by_category, "by_op": by_op,
+        "matmul_flops": matmul_flops,
+        "matmul_tflops_modeled": matmul_flops / by_category["matmul"] / 1e12 if by_category.get("matmul") else 0.0,
         "sim_wall_s": round(time.perf_counter() - t_start, 1),
         "note": ("modeled by the simulator's timing model; each op simulated once per distinct shape and counted "
                  "for every layer that runs it (identical layers run identical programs); GDN layer cores and "
@@ -200,6 +211,7 @@ def format_dense_ops(result: dict) -> str:
                      f"  [{r['programs']} program(s), sim {r['sim_wall_s']:.1f} s]{mark}")
     for cat, s in result["by_category_modeled_s"].items():
         lines.append(f"  {cat:10s} {s * 1e3:9.2f} ms")
+    lines.append(f"  matmul rate {result['matmul_tflops_modeled']:.1f} TFLOP/s modeled")
     lines.append(f"  total dense ops {result['modeled_s'] * 1e3:.1f} ms modeled; simulator wall {result['sim_wall_s']} s")
     return "\n".join(lines)
 
