@@ -143,3 +143,16 @@ class ChunkedDenseWeight:
 def linear_chunked(device, x: DeviceTensor, weight: ChunkedDenseWeight, **options) -> list[DeviceTensor]:
     """x @ W^T chunk by chunk: one output tensor [tokens, chunk] per chunk, in column order."""
     return [linear(device, x, chunk, **options) for chunk in weight.chunks]
+
+
+def split_query_gate(q_proj: np.ndarray, heads: int, head_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """q_proj [heads * 2 head_dim, k_in] -> (query rows, gate rows), each [heads * head_dim, k_in].
+
+    The checkpoint's q_proj gives each head its query then its output gate; uploaded as two weights, the
+    projections write the queries and the gates as two head-major tensors, which is what q_norm / RoPE
+    and the output gate (o * sigmoid(gate), shaped like o) read."""
+    q_proj = np.asarray(q_proj)
+    if q_proj.ndim != 2 or q_proj.shape[0] != heads * 2 * head_dim:
+        raise LinearShapeError(f"q_proj must be [{heads} * 2 * {head_dim}, k_in]; got {q_proj.shape}")
+    per_head = q_proj.reshape(heads, 2, head_dim, q_proj.shape[1])
+    return (per_head[:, 0].reshape(heads * head_dim, -1).copy(), per_head[:, 1].reshape(heads * head_dim, -1).copy())
