@@ -5,6 +5,7 @@ this host's."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from ttprefill.engine import Engine, EngineOptions
 from ttprefill.workloads import shared_prefix
@@ -12,14 +13,13 @@ from ttprefill.workloads import shared_prefix
 from .options import EngineBenchArgs
 
 
-def _serve(backend: str, prompts, use_cache: bool, chunk: int) -> dict:
+def _serve(backend: str, prompts, use_cache: bool, opts: EngineOptions) -> dict:
     # Without the cache: a new engine (empty cache) per request, so nothing is reused.
-    opts = EngineOptions(chunk_tokens=chunk, block_tokens=64, checkpoint_every_blocks=2)
     engines = [Engine.from_preset("tiny", backend=backend, options=opts)]
     results, walls = [], []
     for i, p in enumerate(prompts):
         if not use_cache and i:
-            engines.append(Engine.from_preset("tiny", backend=backend, options=opts, kernels=engines[0].kernels))
+            engines.append(Engine.from_preset("tiny", backend=backend, options=opts, mixers=engines[0].mixers))
         eng = engines[-1]
         t0 = time.perf_counter()
         results.append(eng.prefill(p))
@@ -43,13 +43,14 @@ def engine_bench(args: EngineBenchArgs) -> dict:
     seq = args.seq or 1024
     requests = 4
     prompts = shared_prefix(1024, requests=requests, prompt_tokens=seq, shared_fraction=0.9, seed=0)
-    chunk = args.chunk or 256
+    opts = EngineOptions() if args.chunk is None else EngineOptions(chunk_tokens=args.chunk)
     backend = args.device.backend
-    with_cache = _serve(backend, prompts, True, chunk)
-    without = _serve(backend, prompts, False, chunk)
+    with_cache = _serve(backend, prompts, True, opts)
+    without = _serve(backend, prompts, False, opts)
     result = {
         "shape": {"model": "tiny", "prompt_tokens": seq, "requests": requests, "shared_fraction": 0.9,
-                  "chunk": chunk, "backend": backend},
+                  "chunk": opts.chunk_tokens, "checkpoint_every_blocks": opts.checkpoint_every_blocks,
+                  "gdn_fidelity": opts.gdn_fidelity.name, "backend": backend},
         "wall_s": with_cache["ttft_wall_s"],
         "ttft_wall_s_cache": with_cache["ttft_wall_s"],
         "ttft_wall_s_no_cache": without["ttft_wall_s"],
@@ -93,10 +94,10 @@ def checkpoint_sweep(args: EngineBenchArgs) -> dict:
     }
     backend = args.device.backend if args.device.backend != "sim" else "torch"  # hit patterns do not depend on the kernels
     rows = []
+    defaults = EngineOptions()
     for (name, prompts), every in ((w, e) for w in workloads.items() for e in (1, 2, 4, 8, 16)):
-        eng = Engine.from_preset("tiny", backend=backend,
-                                 options=EngineOptions(chunk_tokens=256, block_tokens=64, checkpoint_every_blocks=every,
-                                                       cache_budget_bytes=1 << 30))
+        options = replace(defaults, checkpoint_every_blocks=every, cache_budget_bytes=1 << 30)
+        eng = Engine.from_preset("tiny", backend=backend, options=options)
         # Requests arrive one after another (each finishes first), so no request can ask a running one
         # to checkpoint where they share a prefix: only the placement policy decides what is reusable.
         results = [eng.prefill(p) for p in prompts]
@@ -107,5 +108,6 @@ def checkpoint_sweep(args: EngineBenchArgs) -> dict:
         rows.append({"workload": name, "every_blocks": every, "hit_tokens": served, "prompt_tokens": matched,
                      "hit_rate": served / max(1, matched), "checkpoints_held": checkpoints,
                      "checkpoint_gb_at_27b": checkpoints * bytes_27b / 1e9})
-    return {"shape": {"workloads": list(workloads), "block_tokens": 64},
+    return {"shape": {"workloads": list(workloads), "block_tokens": defaults.block_tokens,
+                      "default_every_blocks": defaults.checkpoint_every_blocks},
             "sweep": rows, "checkpoint_mb_at_27b": bytes_27b / 1e6}
