@@ -213,6 +213,45 @@ def run_matmul_tt_metal(device, shape: dict):
             device.free(t)
 
 
+# ---------------------------------------------------------------- SDPA (tt-metal's sdpa program, 8x8)
+
+_SDPA_9B = ("tt-metal models/demos/blackhole/qwen36/tt/tp_common.py sdpa_bf8_enabled docstring: device kernel "
+            "duration, N300 (per chip), one full-attention layer of Qwen3.5-9B at S=2048")
+
+
+def _sdpa_9b_point(fmt: str, published_us: float) -> Point:
+    """The 9B's SDPA on one chip of an N300 (TP=2: 8 q / 2 kv heads of 256), as its demo runs it
+    (attention/tp.py forward_prefill_paged): q = k chunk 128 (S >= 2048), exp_approx_mode False,
+    COMPUTE_HIFI2 (HiFi2, fp32 DST, math_approx_mode); in bf8 mode Q, K, V and the output are bfp8.
+    The measured op is chunked_scaled_dot_product_attention over the paged cache at chunk_start 0: the
+    same factory and compute kernel as the plain causal program run here, whose reader reads K/V
+    contiguously instead of through the page table (an approximation of the reader only)."""
+    shape = {"q_heads": 8, "kv_heads": 2, "head_dim": 256, "seq": 2048, "chunk": 128, "qkv": fmt, "out": fmt,
+             "fidelity": "HiFi2", "fp32_dest_acc": True, "exp_approx": False}
+    return Point("sdpa_tt_metal", shape, f"{_SDPA_9B}, {fmt.upper()} Q/K/V", published_us * 1e-6)
+
+
+POINTS += [_sdpa_9b_point("bf16", 770.0), _sdpa_9b_point("bfp8", 494.0)]
+
+
+def run_sdpa_tt_metal(device, shape: dict):
+    """tt-metal's SDPA prefill program (its wheel kernels in its factory's program:
+    ttprefill/ops/upstream/sdpa.py), causal, on the 8x8 grid."""
+    from ttprefill.ops.upstream.sdpa import SdpaShape, sdpa_program
+
+    qkv, out = _FORMATS[shape["qkv"]], _FORMATS[shape["out"]]
+    s = SdpaShape(1, int(shape["q_heads"]), int(shape["kv_heads"]), int(shape["head_dim"]), int(shape["seq"]),
+                  int(shape["chunk"]), int(shape["chunk"]), fidelity=MathFidelity[shape["fidelity"]],
+                  fp32_dest_acc=bool(shape["fp32_dest_acc"]), exp_approx=bool(shape["exp_approx"]),
+                  q_format=qkv, kv_format=qkv, out_format=out)
+    program, t = sdpa_program(device, s)
+    try:
+        return device.run(program)
+    finally:
+        for tensor in (t.q, t.k, t.v, t.out):
+            device.free(tensor)
+
+
 def measured_s(point: Point, report) -> float:
     """The modeled counterpart of what the point's figure times (Point.metric), in seconds at 1 GHz."""
     if point.metric == "kernel":
@@ -226,6 +265,7 @@ def measured_s(point: Point, report) -> float:
 PROGRAMS: dict[str, tuple[str, Callable]] = {
     "noc": ("ttprefill kernels/calibration/noc_transactions.cpp (one core)", run_noc),
     "matmul_tt_metal": ("tt-metal's 2D multicast matmul kernels, its factory's program (8x8)", run_matmul_tt_metal),
+    "sdpa_tt_metal": ("tt-metal's sdpa prefill kernels, its factory's program (8x8, causal)", run_sdpa_tt_metal),
 }
 
 

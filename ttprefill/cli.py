@@ -115,12 +115,15 @@ def bench_arguments(args):
 def cmd_bench(args) -> int:
     from ttprefill import bench
 
+    # `bench attention --peer` without shape or length flags sweeps Qwen3.5's attention shapes (peers.py).
+    sweep = args.peer and args.what == "attention" and all(
+        getattr(args, flag) is None for flag in ("seq", "q_heads", "kv_heads", "head_dim"))
     _check_bench_args(args)
     typed = bench_arguments(args)
     if args.peer:
         from ttprefill import peers
 
-        result = peers.run(args.what, typed)
+        result = peers.run(args.what, typed, sweep=sweep)
     else:
         result = bench.run(args.what, typed)
     _emit(result, args.json)

@@ -174,3 +174,14 @@ def test_timing_only_run_of_a_benchmark_shape():
     device = SimDevice(timing_only=True)
     program, _ = sdpa.sdpa_program(device, sdpa.SdpaShape(1, 8, 2, 128, 1024, 128, 128))
     assert device.run(program).cycles > 0
+
+
+def test_peer_runs_the_qwen35_demo_config():
+    """`bench attention --peer` times tt-metal's sdpa in its Qwen3.5 demo's config (peers.py): chunks of
+    128 from 2k tokens on, 64 below, the accurate exp; both fit L1 at Qwen3.5's head dims."""
+    from ttprefill import peers
+
+    assert peers.sdpa_peer_chunk(24, 4, 256, 2048) == (128, "qwen36 demo forward_prefill config")
+    assert peers.sdpa_peer_chunk(16, 4, 128, 32768)[0] == 128
+    assert peers.sdpa_peer_chunk(16, 4, 128, 1024)[0] == 64
+    assert peers.SDPA_DEMO_EXP_APPROX is False

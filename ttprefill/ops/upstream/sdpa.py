@@ -81,7 +81,13 @@ class SdpaShape:
     k_chunk: int = 32
     fidelity: MathFidelity = MathFidelity.HiFi2
     fp32_dest_acc: bool = False
-    exp_approx: bool = True
+    exp_approx: bool = True  # SDPAProgramConfig exp_approx_mode (the EXP_APPROX_MODE define)
+    math_approx: bool = True  # the compute config's math_approx_mode (the op's default and the demo's)
+    # The tensors' formats: the factory gives the Q, K, V and output CBs their tensors' formats (bf16 or
+    # bfp8, as tt-metal's Qwen3.5 demo casts Q/K/V to bfp8 in its bf8 mode); intermediates stay bf16.
+    q_format: DataFormat = DataFormat.Float16_b
+    kv_format: DataFormat = DataFormat.Float16_b
+    out_format: DataFormat = DataFormat.Float16_b
 
     def __post_init__(self) -> None:
         if self.head_dim % TILE or self.q_chunk % TILE or self.k_chunk % TILE:
@@ -173,8 +179,8 @@ class SdpaTensors:
 def allocate(device, s: SdpaShape) -> SdpaTensors:
     qshape = (s.batch, s.q_heads, s.seq, s.head_dim)
     kshape = (s.batch, s.kv_heads, s.seq, s.head_dim)
-    return SdpaTensors(device.allocate(qshape, BF16), device.allocate(kshape, BF16), device.allocate(kshape, BF16),
-                       device.allocate(qshape, BF16))
+    return SdpaTensors(device.allocate(qshape, s.q_format), device.allocate(kshape, s.kv_format),
+                       device.allocate(kshape, s.kv_format), device.allocate(qshape, s.out_format))
 
 
 def _fp32_bits(x: float) -> int:
@@ -187,9 +193,10 @@ def _circular_buffers(s: SdpaShape, p: SdpaPlan, cores: CoreRangeSet) -> list[Ci
     stats = p.Sq_chunk_t
     out_tiles = p.Sq_chunk_t * p.DHt
     plan_ = [
-        (CB_Q, q_tiles, BF16), (CB_K, p.Sk_chunk_t * p.DHt * 2, BF16), (CB_V, p.Sk_chunk_t * p.DHt * 2, BF16),
+        (CB_Q, q_tiles, s.q_format), (CB_K, p.Sk_chunk_t * p.DHt * 2, s.kv_format),
+        (CB_V, p.Sk_chunk_t * p.DHt * 2, s.kv_format),
         (CB_MASK, LIGHTWEIGHT_MASK_TILES, MASK_FORMAT), (CB_IDENTITY, 1, BF16), (CB_COL_IDENTITY, 1, BF16),
-        (CB_OUT, out_tiles, BF16), (CB_QK_IM, p.Sq_chunk_t * p.Sk_chunk_t, BF16), (CB_OUT_IM_A, out_tiles, BF16),
+        (CB_OUT, out_tiles, s.out_format), (CB_QK_IM, p.Sq_chunk_t * p.Sk_chunk_t, BF16), (CB_OUT_IM_A, out_tiles, BF16),
         (CB_OUT_IM_B, out_tiles, BF16), (CB_MAX_A, stats, BF16), (CB_MAX_B, stats, BF16), (CB_SUM_A, stats, BF16),
         (CB_SUM_B, stats, BF16), (CB_EXP_MAX_DIFF, stats, BF16),
     ]
@@ -245,7 +252,7 @@ def sdpa_program(device, s: SdpaShape, t: SdpaTensors | None = None, max_cores: 
     # ARCH_WORMHOLE as tt-metal's Wormhole build (the device the simulator models), which picks the
     # no-MOP matmul and custom broadcast-subtract headers.
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, compute_ct, defines=dict(defines, TRISC_UNPACK="1", TRISC_MATH="1", TRISC_PACK="1", ARCH_WORMHOLE="1"),
-                     compute_config=ComputeConfig(s.fidelity, s.fp32_dest_acc, s.exp_approx))
+                     compute_config=ComputeConfig(s.fidelity, s.fp32_dest_acc, s.math_approx))
     for core, (start, count) in zip(p.cores, p.q_ranges):
         # num_phases 1, no chunk offset, no read/write offset; then this core's global Q range.
         reader.runtime_args[core] = [t.q.address, t.k.address, t.v.address, 0, 0, 0, 0, 1, 0, 0, start, count]
@@ -297,6 +304,10 @@ CONFORMANCE_SHAPES = {
     # the accurate exp (scale applied by mul_unary_tile, clamped exp) and 32-bit DST
     "sdpa/causal_b1_q2_kv1_d64_s128_chunk64_exact_exp": SdpaShape(1, 2, 1, 64, 128, 64, 64, exp_approx=False),
     "sdpa/causal_b1_q2_kv1_d64_s128_chunk64_fp32_dest": SdpaShape(1, 2, 1, 64, 128, 64, 64, fp32_dest_acc=True),
+    # the Qwen3.5 demo's bf8 mode: bfp8 Q, K, V and output, fp32 DST, the accurate exp
+    "sdpa/causal_b1_q2_kv1_d64_s128_chunk64_bfp8": SdpaShape(
+        1, 2, 1, 64, 128, 64, 64, fp32_dest_acc=True, exp_approx=False, q_format=DataFormat.Bfp8_b,
+        kv_format=DataFormat.Bfp8_b, out_format=DataFormat.Bfp8_b),
 }
 
 
