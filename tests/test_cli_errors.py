@@ -140,6 +140,14 @@ def test_device_backend_refuses_a_conv_width_it_has_no_kernel_for():
         make_mixers("sim", config, 4, EngineOptions())
 
 
+def test_device_backend_refuses_gdn_head_dims_it_has_no_kernel_for():
+    from ttprefill.engine import make_mixers
+
+    config = get_preset("tiny").with_changes(gdn_key_head_dim=16)
+    with pytest.raises(EngineError, match="key head dim 16 is not supported.*--backend torch"):
+        make_mixers("sim", config, 4, EngineOptions())
+
+
 def _write_safetensors(folder, tensors):
     from safetensors.numpy import save_file
 

@@ -258,11 +258,17 @@ def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: Engi
         return HostMixers(config, num_pages, options.block_tokens, options.gdn_chunk)
     if backend in ("sim", "tt"):
         from ttprefill.model.device_mixers import DeviceMixers
-        from ttprefill.ops.gdn import CONV_WIDTH
+        from ttprefill.ops.gdn import CONV_WIDTH, GdnShapeError
 
         if config.gdn_conv_kernel != CONV_WIDTH:
             raise EngineError(f"{config.name}: the device GDN conv kernel has {CONV_WIDTH} taps, the model's "
                               f"linear_conv_kernel_dim is {config.gdn_conv_kernel}; run it with --backend torch")
+        if config.gdn_layers:
+            try:
+                config.gdn_dims
+            except GdnShapeError as error:
+                raise EngineError(f"{config.name}: the device GDN kernels cannot run its layers ({error}); "
+                                  "run it with --backend torch") from None
         return DeviceMixers(config, num_pages, options.block_tokens, gdn_chunk=options.gdn_chunk,
                             gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
                             page_format=options.kv_page_format, backend=backend, device=device)

@@ -114,6 +114,14 @@ class ModelConfig:
         return self.gdn_conv_kernel - 1
 
     @property
+    def gdn_dims(self):
+        """The GDN layers' head layout as the device ops take it (ttprefill.ops.gdn.GdnDims); raises
+        GdnShapeError, naming the limit, for a layout the device kernels do not support."""
+        from ttprefill.ops.gdn import GdnDims
+
+        return GdnDims(self.gdn_num_qk_heads, self.gdn_num_v_heads, self.gdn_key_head_dim, self.gdn_value_head_dim)
+
+    @property
     def rotary_dim(self) -> int:
         return int(self.attn_head_dim * self.partial_rotary_factor)
 
