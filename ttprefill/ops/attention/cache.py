@@ -9,7 +9,15 @@ import numpy as np
 from ttprefill.device.program import DataFormat
 from ttprefill.device.tensor import DeviceTensor
 
-from .shapes import PAGE_FORMATS, SUPPORTED_HEAD_DIMS, TILE, CacheCapacityError, HeadDimError, PageTableError, ShapeError
+from .shapes import (
+    PAGE_FORMATS,
+    SUPPORTED_HEAD_DIMS,
+    TILE,
+    CacheCapacityError,
+    HeadDimError,
+    PageTableError,
+    ShapeError,
+)
 
 
 @dataclass

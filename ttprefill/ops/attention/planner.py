@@ -8,7 +8,42 @@ from dataclasses import dataclass, field, replace
 from ttprefill.device.program import CB_ALIGNMENT, CoreCoord, DataFormat
 from ttprefill.hw import DRAM_PLANNING_BYTES_PER_CYCLE, L1_CB_BUDGET_BYTES, MAX_CORES
 
-from .shapes import CB_ALPHA, CB_BMAX, CB_GATE, CB_K, CB_L, CB_L_INV, CB_L_NEW, CB_M, CB_MASK, CB_M_NEW, CB_O, CB_ONES, CB_OUT, CB_O_TMP, CB_P, CB_PSUM, CB_Q, CB_S, CB_SHIFT, CB_SPREAD, CB_TABLE, CB_V, DEFAULT_K_BLOCK_TILES, MAX_LAZY_RESCALE_NATS, MAX_UNITS_PER_CORE, NUM_MASK_TILES, SUPPORTED_HEAD_DIMS, TILE, FlashAttentionConfig, FlashAttentionError, HeadCountError, HeadDimError, L1BudgetError, ShapeError
+from .shapes import (
+    CB_ALPHA,
+    CB_BMAX,
+    CB_GATE,
+    CB_K,
+    CB_L,
+    CB_L_INV,
+    CB_L_NEW,
+    CB_M,
+    CB_MASK,
+    CB_M_NEW,
+    CB_O,
+    CB_ONES,
+    CB_OUT,
+    CB_O_TMP,
+    CB_P,
+    CB_PSUM,
+    CB_Q,
+    CB_S,
+    CB_SHIFT,
+    CB_SPREAD,
+    CB_TABLE,
+    CB_V,
+    DEFAULT_K_BLOCK_TILES,
+    MAX_LAZY_RESCALE_NATS,
+    MAX_UNITS_PER_CORE,
+    NUM_MASK_TILES,
+    SUPPORTED_HEAD_DIMS,
+    TILE,
+    FlashAttentionConfig,
+    FlashAttentionError,
+    HeadCountError,
+    HeadDimError,
+    L1BudgetError,
+    ShapeError,
+)
 
 
 # The cost model that picks block sizes, in modeled cycles, calibrated on the simulator's timing model:

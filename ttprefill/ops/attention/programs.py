@@ -25,7 +25,17 @@ from ttprefill.hw import MAX_CORES
 
 from .cache import KVCache
 from .planner import AttentionPlan, _ceil_div, plan_attention
-from .shapes import CB_KV_KEEP, CB_KV_NEW, CB_KV_PAGE, CB_TABLE, COPY_ONLY_FP32_CBS, TILE, FlashAttentionConfig, PageTableError, ShapeError
+from .shapes import (
+    CB_KV_KEEP,
+    CB_KV_NEW,
+    CB_KV_PAGE,
+    CB_TABLE,
+    COPY_ONLY_FP32_CBS,
+    TILE,
+    FlashAttentionConfig,
+    PageTableError,
+    ShapeError,
+)
 
 
 KERNELS = KERNELS_DIR / "flash_attention"

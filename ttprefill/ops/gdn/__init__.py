@@ -1,4 +1,4 @@
-"""GDN prefill on the device (ttprefill.ops.gdn): the stages of one Gated DeltaNet layer between its in-projections and its
+"""GDN prefill on the device: the stages of one Gated DeltaNet layer between its in-projections and its
 out-projection (shared/GDN.md), as five or six programs (the scan is one fused program or two).
 
 Programs and what each fuses (kernels in kernels/gdn/):
@@ -37,7 +37,7 @@ Programs and what each fuses (kernels in kernels/gdn/):
    shape's 48 heads on 16 helpers, forming a q/k group's k k^T and q k^T once, while the first head's
    decay exps run on the pack thread) and writes the records straight into the heads' L1, so the head
    cores only prepare the rest. Same arithmetic, same bits as 4 then 5, with or without helpers. Chosen
-   when the value heads fill at least half the cores (fused_scan_by_default: the 27B shape's 48 heads);
+   when the value heads fill at least a quarter of the cores (fused_scan_by_default: the 27B shape's 48 heads);
    with few heads the two programs spread the work wider. Both kinds of core are limited by their
    unpackers: fp32 operands (h, kh, Vnew, T~, -T^, P, K~^T, q~) cost twice a bf16 tile, the state's
    16 fp32 tiles are copied into DST every chunk for its decay, and the inverse is a chain of dependent

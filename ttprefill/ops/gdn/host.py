@@ -158,7 +158,8 @@ def unpack_gate_vectors(gate_vectors: np.ndarray, shape: ScanShape) -> dict[str,
     return {name: gate_vectors[q * rows:q * rows + shape.v_heads, :shape.tokens] for q, name in enumerate(names)}
 
 
-def gdn_gate_vectors(device, g, beta, chunk: int = DEFAULT_CHUNK, *, reports: list | None = None) -> dict[str, np.ndarray]:
+def gdn_gate_vectors(device, g, beta, chunk: int = DEFAULT_CHUNK, *,
+                     reports: list | None = None) -> dict[str, np.ndarray]:
     """The gate-vector program on its own: g, beta [T, HV] -> unpack_gate_vectors' dict."""
     g, beta = _as_array("g", g, 2), _as_array("beta", beta, 2)
     if g.shape != beta.shape:

@@ -42,7 +42,7 @@ CONV_NORM_FIDELITY = MathFidelity.HiFi3
 # GDN.md's inputs it changes nothing visible: rel RMS 3.23e-3 / 2.56e-3 (outputs / state, 27B shape,
 # 1024 tokens) against 3.22e-3 / 2.53e-3 at HiFi4; P moves from 1e-6 to 1e-4 of fp64. It costs margin
 # only far outside the layer's regime, where the inverse amplifies every rounding (the conditioning
-# limits of the module docstring: C = 32 keeps rel RMS 0.01 to beta |k|^2 ~ 1.6 instead of ~1.7).
+# limits in ttprefill.ops.gdn's docstring: C = 32 keeps rel RMS 0.01 to beta |k|^2 ~ 1.6 instead of ~1.7).
 # It saves a quarter of every matmul's FPU time: the 27B scan at 8k is 7.5% faster (modeled). Pass
 # fidelity=MathFidelity.HiFi4 for keys longer than unit length.
 SCAN_FIDELITY = MathFidelity.HiFi3
