@@ -1,4 +1,4 @@
-"""Family "gdn": the GDN device programs (kernels/gdn, ttprefill/ops/gdn.py) on the simulator against
+"""Family "gdn": the GDN device programs (kernels/gdn, ttprefill/ops/gdn/) on the simulator against
 the fp64 references written from shared/GDN.md (ttprefill/reference/gdn.py).
 
 Targets (GDN.md): PCC >= 0.999 and relative RMS <= 0.01 for outputs and final states with bf16 I/O.
@@ -322,7 +322,7 @@ def test_scan_conditioning_limit(sim, chunk, beta_k2, fidelity):
     beta |k|^2 = 1.44). The measured limits of the targets at the default fidelity (HiFi3): C = 32 to
     beta |k|^2 ~ 1.6, C = 64 to ~1.5, C = 128 only to ~1.1; HiFi4 (fidelity=) moves them to ~1.7 / ~1.55
     / ~1.15. At 1.96 every chunk misses rel RMS 0.01 and past 2 the recurrence itself diverges (see
-    ttprefill/ops/gdn.py)."""
+    ttprefill/ops/gdn/)."""
     d = scan_inputs(512, 1, 1, 128, 128, 1.0, adversarial=("parallel_keys", "g_zero"), seed=chunk)
     d["k"] = bf16(np.sqrt(beta_k2) * d["k"])
     d["beta"][:] = 1.0
