@@ -21,12 +21,13 @@ void kernel_main() {
     const auto x = TensorAccessor(x_args, x_addr, get_tile_size(cb_y));
     for (uint32_t u = first_unit; u < first_unit + num_units; ++u) {
         const uint32_t first = (u / heads) * x_row_tiles + (u % heads) * head_tiles;
+        // a unit's R tiles in one batch, one flush
+        cb_wait_front(cb_y, rotary_tiles);
         for (uint32_t j = 0; j < rotary_tiles; ++j) {
-            cb_wait_front(cb_y, 1);
-            noc_async_write_page(first + j, x, get_read_ptr(cb_y));
-            noc_async_writes_flushed();
-            cb_pop_front(cb_y, 1);
+            noc_async_write_page(first + j, x, get_read_ptr(cb_y) + j * get_tile_size(cb_y));
         }
+        noc_async_writes_flushed();
+        cb_pop_front(cb_y, rotary_tiles);
     }
     noc_async_write_barrier();
 }

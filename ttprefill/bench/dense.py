@@ -70,7 +70,7 @@ def _norm_op(tokens: int, width: int, group_width: int, group_stride: int | None
 
     def run(device, reports):
         x = device.allocate((tokens, width), BF16)
-        w = NormWeight.upload(device, np.zeros(group_width, np.float32))
+        w = NormWeight.upload(device, np.zeros(group_width, np.float32), zero_centred=not gated)
         z = device.allocate((tokens, width), BF16) if gated else None
         try:
             if gated:

@@ -15,24 +15,31 @@ from .shapes import TILE, NormShape, NormShapeError
 
 @dataclass
 class NormWeight:
-    """A norm weight w [width] resident in DRAM as rows [32, width], every row w (bf16, exact for a bf16
-    checkpoint). The zero-centred norm multiplies by 1 + w on the device: w itself is stored."""
+    """A norm weight w [width] resident in DRAM as fp32 rows [32, width], every row the factor the norm
+    multiplies by: 1 + w for the zero-centred norms (formed once here, in fp32, so w's bits survive),
+    w itself for the gated norm."""
 
     rows: DeviceTensor
     width: int
+    zero_centred: bool
 
     @classmethod
-    def upload(cls, device, w: np.ndarray) -> "NormWeight":
+    def upload(cls, device, w: np.ndarray, *, zero_centred: bool = True) -> "NormWeight":
         w = np.asarray(w, np.float32)
         if w.ndim != 1:
             raise NormShapeError(f"a norm weight is one vector [width]; got shape {w.shape}")
-        return cls(device.upload(np.broadcast_to(w, (TILE, w.shape[0])).copy(), WEIGHT_FORMAT), w.shape[0])
+        factor = (1.0 + w.astype(np.float64)).astype(np.float32) if zero_centred else w
+        rows = np.broadcast_to(factor, (TILE, w.shape[0])).copy()
+        return cls(device.upload(rows, WEIGHT_FORMAT), w.shape[0], zero_centred)
 
     def free(self) -> None:
         self.rows.device.free(self.rows)
 
 
 def _run(device, shape: NormShape, x, weight: NormWeight, z, out, reports) -> DeviceTensor:
+    if weight.zero_centred == shape.gated:
+        raise NormShapeError("the zero-centred norms take NormWeight.upload(w) (1 + w), the gated norm "
+                             "NormWeight.upload(w, zero_centred=False) (w itself)")
     if weight.width != shape.group_width:
         raise NormShapeError(f"the weight has {weight.width} entries; this norm's groups are {shape.group_width} wide")
     if out is None:

@@ -15,9 +15,10 @@ from ttprefill.hw import CB_ALIGNMENT, GRID_X, GRID_Y, L1_CB_BUDGET_BYTES
 
 from .shapes import NormShape, NormShapeError
 
-OUT_BUFFERING = 2
+# y leaves the compute kernel a batch of up to 4 tiles (one fp32 DST acquire) at a time; two batches in flight.
+OUT_BUFFERING = 8
 ACTIVATION_FORMAT = DataFormat.Float16_b
-WEIGHT_FORMAT = DataFormat.Float16_b
+WEIGHT_FORMAT = DataFormat.Float32  # 1 + w (zero-centred) or w: fp32, so 1 + w keeps w's bits
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from .shapes import TILE, NormShapeError
 KERNELS = KERNELS_DIR / "norm"
 # CB indices; the kernels name the same numbers.
 CB_X, CB_Z, CB_WEIGHT, CB_ONES, CB_Y, CB_SQ, CB_RS = 0, 1, 2, 3, 16, 24, 25
-# The one FPU step is the row-sum matmul of fp32 partial sums (TF32 in srcA/srcB) by ones: HiFi4 keeps
-# every bit the source registers hold.
+# The FPU steps (the row-sum matmul, x * rs, x_hat * weight) take TF32 operands from srcA/srcB: HiFi4
+# keeps every bit the source registers hold.
 FIDELITY = MathFidelity.HiFi4
 
 
@@ -68,15 +68,14 @@ def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: 
         KERNELS / "rmsnorm_compute.cpp", Role.COMPUTE, all_cores, [int(s.gated)],
         common_runtime_args=[g, _f32_bits(1.0 / s.group_width), _f32_bits(s.eps)],
         runtime_args={c: [n] for c, (_, n) in ranges.items()},
-        compute_config=ComputeConfig(math_fidelity=FIDELITY, fp32_dest_acc_en=True,
-                                     unpack_to_dest_fp32=frozenset({CB_RS})))
+        compute_config=ComputeConfig(math_fidelity=FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(
         KERNELS / "rmsnorm_writer.cpp", Role.RISCV_0, all_cores, y.accessor_args(),
         common_runtime_args=[y.address, s.groups, g],
         runtime_args={c: [f, n] for c, (f, n) in ranges.items()})
     bf16, f32 = DataFormat.Float16_b, DataFormat.Float32
     cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, g * plan.input_buffering, all_cores),
-           CircularBuffer(CB_WEIGHT, bf16, bf16.tile_bytes, g, all_cores),
+           CircularBuffer(CB_WEIGHT, f32, f32.tile_bytes, g, all_cores),
            CircularBuffer(CB_ONES, bf16, bf16.tile_bytes, 1, all_cores),
            CircularBuffer(CB_Y, bf16, bf16.tile_bytes, OUT_BUFFERING, all_cores),
            CircularBuffer(CB_SQ, f32, f32.tile_bytes, 1, all_cores),

@@ -10,7 +10,7 @@ from ttprefill.device.program import GRID_X, GRID_Y
 from .shapes import RopeShape
 
 INPUT_BUFFERING = 2
-OUT_BUFFERING = 2
+OUT_BUFFERING = 2  # units of rotated tiles in flight to the writer
 
 
 @dataclass(frozen=True)

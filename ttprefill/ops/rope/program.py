@@ -54,6 +54,6 @@ def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: Device
     cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, r * INPUT_BUFFERING, all_cores),
            CircularBuffer(CB_COS, TABLE_FORMAT, TABLE_FORMAT.tile_bytes, r, all_cores),
            CircularBuffer(CB_SIN, TABLE_FORMAT, TABLE_FORMAT.tile_bytes, r, all_cores),
-           CircularBuffer(CB_Y, bf16, bf16.tile_bytes, OUT_BUFFERING, all_cores)]
+           CircularBuffer(CB_Y, bf16, bf16.tile_bytes, r * OUT_BUFFERING, all_cores)]
     return Program([reader, compute, writer], cbs, inputs={"x": x, "cos": cos, "sin": sin}, outputs={"x": x},
                    name=f"rope_T{s.tokens}_h{s.heads}_d{s.head_dim}_r{s.rotary_dim}")
