@@ -165,9 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
                          "(or --tokenizer)")
     prefill.add_argument("--tokenizer", help="a folder with a Hugging Face tokenizer.json (default: the --model folder)")
     prefill.add_argument("--model", default="tiny", help="preset name or a directory with config.json + safetensors")
-    prefill.add_argument("--chunk", type=_positive_int, default=256, help="tokens per device chunk")
-    prefill.add_argument("--checkpoint-every", type=_positive_int, default=4, help="GDN checkpoint every N cache blocks")
-    prefill.add_argument("--cache-budget-mb", type=_positive_megabytes, default=256.0, help="prefix cache byte budget")
+    # Left out, these keep EngineOptions' defaults (engine_cli.engine_options); the help shows them.
+    from ttprefill.options import EngineOptions
+
+    defaults = EngineOptions()
+    prefill.add_argument("--chunk", type=_positive_int, default=None,
+                         help=f"tokens per device chunk (default {defaults.chunk_tokens})")
+    prefill.add_argument("--checkpoint-every", type=_positive_int, default=None,
+                         help=f"GDN checkpoint every N cache blocks (default {defaults.checkpoint_every_blocks})")
+    prefill.add_argument("--cache-budget-mb", type=_positive_megabytes, default=None,
+                         help=f"prefix cache byte budget (default {defaults.cache_budget_bytes / 2**20:g})")
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 
