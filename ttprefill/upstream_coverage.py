@@ -6,6 +6,12 @@ role defines and compute config macros), syntax only, and each failure is reduce
 a header that does not exist in sim/include, or a symbol that is not declared. Results are cached by
 the JIT's content hash, so a second report compiles only what changed.
 
+A kernel is compiled with what its program factory gives it: the arguments of a registered conformance
+program that builds it, else placeholders with, on top, the defines and compile-time args that its
+factory always passes (FACTORY_ARGS, one representative op per factory, each entry naming the tt-metal
+source it is read from). A kernel compiled without the defines its factory always passes would fail
+for the test, not for the simulator.
+
 This measures compilation, not behaviour: tests/upstream runs a subset of these kernels and checks
 their numbers.
 """
@@ -14,6 +20,8 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import dataclasses
+import fnmatch
 import json
 import os
 import re
@@ -30,6 +38,27 @@ from .device.program import ComputeConfig, CoreRangeSet, DataFormat, Kernel, Rol
 # kernel fails for what the simulator lacks rather than for args nobody supplied.
 PLACEHOLDER_CT_ARGS = (2,) * 128
 PLACEHOLDER_CB_FORMATS = {"TTSIM_CB_FORMATS": ",".join([str(int(DataFormat.Float16_b))] * 32)}
+
+
+@dataclass(frozen=True)
+class FactoryArgs:
+    """What an upstream program factory always gives the kernels it builds, where the kernel cannot
+    compile without it (a define its source expands, a compile-time arg it checks): one representative
+    choice where the factory's value varies with the op (add for a binary op, SUM over rows for a reduce).
+    Applied over the placeholders to every kernel path matching the pattern, and only to kernels no
+    conformance program builds."""
+    factory: str  # the tt-metal source the values are read from
+    defines: tuple[tuple[str, str], ...] = ()
+    compile_time_args: tuple[int, ...] = ()  # the leading positional args; placeholders follow
+    named_compile_time_args: tuple[tuple[str, int], ...] = ()
+    fp32_dest_acc: bool | None = None  # the compute config's, where the kernel's DEST use depends on it
+
+
+def factory_args_for(relative: str) -> list[FactoryArgs]:
+    """The FACTORY_ARGS entries whose pattern matches a kernel path (relative to ttnn/cpp/ttnn/operations),
+    in table order (a later entry's values win)."""
+    return [a for pattern, a in FACTORY_ARGS if fnmatch.fnmatchcase(relative, pattern)]
+
 
 FAMILIES = ("eltwise", "matmul", "reduction", "normalization", "transformer", "data_movement")
 OPERATIONS_SUBDIR = Path("ttnn") / "cpp" / "ttnn" / "operations"
@@ -124,13 +153,24 @@ def _request(path: Path, representative: tuple[str, Kernel, list] | None) -> tup
         name, kernel, cbs = representative
         return jit.BuildRequest.of(kernel, jit.cb_format_defines(kernel, cbs)), name
     role = role_of(path)
-    kernel = Kernel(path, role, CoreRangeSet.of([(0, 0)]), compile_time_args=list(PLACEHOLDER_CT_ARGS),
-                    compute_config=ComputeConfig() if role is Role.COMPUTE else None)
+    factories = factory_args_for(str(path.relative_to(operations_root())))
+    defines: dict[str, str] = {}
+    ct_args = list(PLACEHOLDER_CT_ARGS)
+    named_given: dict[str, int] = {}
+    config = ComputeConfig() if role is Role.COMPUTE else None
+    for f in factories:
+        defines.update(f.defines)
+        ct_args[: len(f.compile_time_args)] = f.compile_time_args
+        named_given.update(f.named_compile_time_args)
+        if config is not None and f.fp32_dest_acc is not None:
+            config = dataclasses.replace(config, fp32_dest_acc_en=f.fp32_dest_acc)
+    kernel = Kernel(path, role, CoreRangeSet.of([(0, 0)]), compile_time_args=ct_args, defines=defines,
+                    compute_config=config)
     kernel = metal2.with_placeholder_bindings(kernel)  # Metal 2.0 kernels need their generated names
     named = {n: 2 for n in _NAMED_CT_ARG.findall(path.read_text(errors="replace"))}
-    if named:
-        kernel.named_compile_time_args = {**named, **kernel.named_compile_time_args}
-    return jit.BuildRequest.of(kernel, PLACEHOLDER_CB_FORMATS), "placeholders"
+    kernel.named_compile_time_args = {**named, **kernel.named_compile_time_args, **named_given}
+    args_from = "placeholders" + "".join(f" + {f.factory}" for f in factories)
+    return jit.BuildRequest.of(kernel, PLACEHOLDER_CB_FORMATS), args_from
 
 
 def _check(path: Path, package: Path, cache: Path, representative=None) -> FileResult:
@@ -183,6 +223,132 @@ def report(families: tuple[str, ...] = FAMILIES, jobs: int | None = None) -> dic
         "missing_symbols": dict(symbols.most_common()),
         "failing": [r.__dict__ for r in results if not r.ok],
     }
+
+
+# Per kernel path (fnmatch, relative to ttnn/cpp/ttnn/operations): the defines and compile-time args the
+# factory that builds it always passes. Values are the factory's for one representative op.
+_ACT = (("PROCESS_LHS_ACTIVATIONS(i)", ""), ("PROCESS_RHS_ACTIVATIONS(i)", ""), ("PROCESS_POST_ACTIVATIONS(i)", ""))
+_BNG = "eltwise/binary_ng/device/"
+_BNG_UTILS = "eltwise/binary_ng/device/binary_ng_utils.cpp"
+_B_BCAST = (("BCAST_INPUT", "1"), ("SRC_BCAST", "0"), ("SRC_BCAST_B", "1"), ("BCAST_LLK", "1"))
+_REDUCE = (("REDUCE_OP", "PoolType::SUM"), ("REDUCE_DIM", "ReduceDim::REDUCE_ROW"), ("ENABLE_FP32_DEST_ACC", "0"),
+           ("DST_SYNC_FULL", "0"))
+
+
+def _bcast(dim: str, chain_dim: str) -> tuple[tuple[str, str], ...]:
+    return (("BCAST_OP", "add_tiles_bcast"), ("BCAST_LLKOP", "EltwiseBinaryType::ELWADD"),
+            ("BCAST_DIM", f"BroadcastType::{dim}"), ("CHAIN_BCAST_OP", "compute_kernel_lib::BinaryFpuOp::Add"),
+            ("CHAIN_BCAST_DIM", f"compute_kernel_lib::BroadcastDim::{chain_dim}"))
+
+
+FACTORY_ARGS: tuple[tuple[str, FactoryArgs], ...] = (
+    # Legacy element-wise binary (add): ELTWISE_OP / ELTWISE_OP_TYPE.
+    ("eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp", FactoryArgs(
+        "eltwise/binary/device/binary_op_utils.cpp get_defines (ADD)",
+        (("ELTWISE_OP", "add_tiles"), ("ELTWISE_OP_TYPE", "EltwiseBinaryType::ELWADD")))),
+    # binary_ng: no activations (empty PROCESS_*_ACTIVATIONS), B the broadcast input, op add.
+    (_BNG + "kernels*/compute/*.cpp", FactoryArgs(
+        "eltwise/binary_ng/device/binary_ng_program_factory.cpp (add_activation_defines, broadcast B)",
+        _ACT + _B_BCAST)),
+    (_BNG + "kernels*/compute/eltwise_binary*.cpp", FactoryArgs(
+        _BNG_UTILS + " OpConfig::as_defines (FPU ADD)",
+        (("BINARY_OP", "add_tiles"), ("BINARY_OP_TYPE", "EltwiseBinaryType::ELWADD")))),
+    (_BNG + "kernels*/compute/eltwise_binary_sfpu*.cpp", FactoryArgs(
+        _BNG_UTILS + " OpConfig::as_defines (SFPU ADD, bf16)",
+        (("BINARY_SFPU_INIT", "add_binary_tile_init();"), ("BINARY_SFPU_OP", "add_binary_tile")))),
+    # where(cond, a, b) through binary_ng's SFPU path: four DST operands.
+    (_BNG + "kernels*/compute/eltwise_where*.cpp", FactoryArgs(
+        "eltwise/binary_ng/device/binary_ng_program_factory.cpp (WHERE, bf16)",
+        (("BINARY_SFPU_INIT", "where_tile_init();"), ("BINARY_SFPU_OP", "where_tile<DataFormat::Float16_b>"),
+         ("WHERE_DATA_FORMAT", "Float16_b")))),
+    (_BNG + "kernels_ng/dataflow/reader_interleaved_*.cpp", FactoryArgs(
+        _BNG_UTILS + " get_dataflow_defines (bf16 inputs)",
+        tuple((f"{name}{suffix}", fn) for suffix in ("", "_B") for name, fn in (
+            ("FILL_TILE_WITH_FIRST_COLUMN", "fill_tile_with_first_column_bfloat16"),
+            ("FILL_TILE_WITH_FIRST_ROW", "fill_tile_with_first_row_bfloat16"),
+            ("FILL_TILE_WITH_FIRST_ELEMENT", "fill_tile_with_first_element_bfloat16"),
+            ("FILL_WITH_VALUE", "fill_with_val_bfloat16"),
+            ("FILL_TILE_WITH_FIRST_COLUMN_RM", "fill_tile_with_first_column_rm_bfloat16"),
+            ("FILL_TILE_WITH_FIRST_ROW_RM", "fill_tile_with_first_row_rm_bfloat16"))))),
+    # Ternary: where on bf16; the addc kernels addcmul; the integer addcmul kernels Int32.
+    ("eltwise/ternary/device/kernels/compute/*.cpp", FactoryArgs(
+        "eltwise/ternary/device/ternary_op_utils.cpp get_compute_defines (WHERE, bf16)",
+        (("TERNARY_SFPU_OP_INIT", "where_tile_init"), ("TERNARY_SFPU_OP_FUNC", "where_tile<DataFormat::Float16_b>")))),
+    ("eltwise/ternary/device/kernels/compute/ternary_addc*.cpp", FactoryArgs(
+        "eltwise/ternary/device/ternary_op_utils.cpp get_compute_defines (ADDCMUL, bf16)",
+        (("TERNARY_SFPU_OP_INIT", "addcmul_tile_init"),
+         ("TERNARY_SFPU_OP_FUNC", "addcmul_tile<DataFormat::Float16_b>")))),
+    ("eltwise/ternary/device/kernels/compute/ternary_addcmul_int*.cpp", FactoryArgs(
+        "eltwise/ternary/device ADDCMUL on INT32 (the format the kernel's Int ops take)",
+        (("ADDCMUL_DATA_FORMAT", "DataFormat::Int32"),))),
+    # A unary chain in get_block_defines' form (one op, relu, on DST tile 0).
+    ("eltwise/unary/device/kernels/compute/mac_tss_kernel.cpp", FactoryArgs(
+        "eltwise/unary/common/unary_op_utils.cpp get_block_defines (a one-op chain)",
+        (("SFPU_OP_CHAIN_0", "SFPU_OP_CHAIN_0_INIT_0 SFPU_OP_CHAIN_0_FUNC_0"),
+         ("SFPU_OP_CHAIN_0_INIT_0", "relu_tile_init();"), ("SFPU_OP_CHAIN_0_FUNC_0", "relu_tile(0);"),
+         ("SFPU_OP_RELU_FAMILY_INCLUDE", "1")))),
+    ("eltwise/unary_backward/device/kernels/compute/eltwise_bw_gelu_tanh*.cpp", FactoryArgs(
+        "eltwise/unary_backward gelu_bw factory (bf16 output, no fp32 DST)",
+        (("COPY_DEST_DATA_FORMAT", "DataFormat::Float16_b"),
+         ("BF16_ROUNDING_MODE", "ckernel::DstRoundingMode::NearestEven")), fp32_dest_acc=False)),
+    ("reduction/accumulation/device/kernels/compute/accumulation_compute.cpp", FactoryArgs(
+        "reduction/accumulation/device/accumulation_program_factory.cpp (CUMSUM, float)",
+        (("BINARY_OP_INIT", "add_binary_tile_init"), ("BINARY_OP", "add_binary_tile"),
+         ("FILL_TILE", "fill_tile_bitcast")))),
+    # Reduce: sum over rows; the readers carry the DEST config too (they size DEST_AUTO_LIMIT from it).
+    ("reduction/generic/device/kernels/*", FactoryArgs(
+        "reduction/generic/device/reduce_op_utils.cpp get_defines (SUM, W) + the reduce factories' DEST defines",
+        _REDUCE)),
+    ("reduction/generic/device/kernels/dataflow/reader_unary_reduce_universal_twopass_start_id.cpp", FactoryArgs(
+        "reduction/generic/device Welford two-pass factory (a streaming CB of 8 tiles)",
+        (("WELFORD_TWO_PASS", "1"), ("WELFORD_TWO_PASS_STREAMING_CB_TILES", "8")))),
+    # topk route prep: CLAMP_BITS is the fp32 pattern of the lowest finite bf16; args bw_full, bw_last, cb in/out.
+    ("reduction/topk/device/kernels/compute/topk_route_prep_untilize_clamp.cpp", FactoryArgs(
+        "reduction/topk/device topk route-prep factory", (("CLAMP_BITS", "4286513152u"),), (1, 1, 0, 16))),
+    # argmax's reader: one processor doing the whole inner range [0, 2), owning the reduction, not reduce_all.
+    ("reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp", FactoryArgs(
+        "reduction/argmax/device/argmax_program_factory.cpp (multi-core, one data-movement processor)",
+        named_compile_time_args=(("j_start", 0), ("j_end", 2), ("owns_reduction", 1), ("has_secondary_dm", 0),
+                                 ("reduce_all", 0)))),
+    ("normalization/softmax/device/kernels/attention/compute/*.cpp", FactoryArgs(
+        "normalization/softmax/device softmax factories (EXP_APPROX, ENABLE_FP32_DEST_ACC)",
+        (("EXP_APPROX", "0"), ("ENABLE_FP32_DEST_ACC", "0")))),
+    ("normalization/groupnorm/device/kernels/dataflow/welford_writer_*.cpp", FactoryArgs(
+        "normalization/groupnorm/device groupnorm sharded factory (writer defines)", (("TILE_HW_VAL", "1024"),))),
+    # bcast: add, H broadcasts a row, W a column, HW a scalar.
+    ("data_movement/bcast/device/kernels/compute/bcast_h*.cpp", FactoryArgs(
+        "data_movement/bcast/device/bcast_op_utils.cpp get_defines (ADD, H)", _bcast("ROW", "Row"))),
+    ("data_movement/bcast/device/kernels/compute/bcast_w*.cpp", FactoryArgs(
+        "data_movement/bcast/device/bcast_op_utils.cpp get_defines (ADD, W)", _bcast("COL", "Col"))),
+    ("data_movement/bcast/device/kernels/compute/bcast_hw*.cpp", FactoryArgs(
+        "data_movement/bcast/device/bcast_op_utils.cpp get_defines (ADD, HW)", _bcast("SCALAR", "Scalar"))),
+    ("data_movement/fill_pad/device/kernels/compute/fill_pad_compute.cpp", FactoryArgs(
+        "data_movement/fill_pad/device/fill_pad_program_factory.cpp (bf16)",
+        (("FILL_PAD_DATA_FMT", "DataFormat::Float16_b"), ("FILL_PAD_FILL_FN", "fill_tile_bitcast"),
+         ("FILL_PAD_FILL_ARG", "fill_bits"), ("MASK_ELEM_UINT", "uint16_t"), ("MASK_VALUE", "0x3F80u")))),
+    ("data_movement/non_zero_indices/device/kernels/dataflow/non_zero_indices_sc_reader.cpp", FactoryArgs(
+        "data_movement/non_zero_indices/device factory (bf16 elements)", (("NUM_BYTES", "2"), ("IS_FLOAT", "1")))),
+    ("data_movement/pad/device/kernels/dataflow/writer_pad_dims_rm_sharded_stickwise.cpp", FactoryArgs(
+        "data_movement/pad/device pad sharded (stickwise) factory, bf16: sticks of 64 B", named_compile_time_args=(
+            ("padding_value_num_bytes", 2), ("padded_stick_bytes", 64)))),
+    ("data_movement/untilize/codegen/kernels/reader_tile_interleaved_unified.cpp", FactoryArgs(
+        "data_movement/untilize codegen factory: the identity page sequence, CB c_0",
+        named_compile_time_args=(("seq_id", 0), ("cb_id", 0), ("batch", 1)))),
+    # Welford H*W writer: 32-wide tiles, a 64 x 64 slab (Wt = 2), one reduce batch.
+    ("reduction/generic/device/kernels/dataflow/writer_welford_hw.cpp", FactoryArgs(
+        "reduction/generic/device Welford HW factory", named_compile_time_args=(
+            ("Wt", 2), ("W", 64), ("tile_width", 32), ("H", 64), ("correction", 0), ("reduce_batch_size", 1)))),
+    # Compute kernels taking their CB indices as the leading compile-time args (input c_0, output c_16).
+    ("data_movement/tilize/device/kernels/compute/tilize.cpp", FactoryArgs(
+        "data_movement/tilize/device tilize factories: {cb_in, cb_out, blocks, tiles per block}", (), (0, 16, 1, 1))),
+    ("data_movement/untilize/device/kernels/compute/untilize.cpp", FactoryArgs(
+        "data_movement/untilize/device untilize factories: {blocks, tiles per block, cb_in, cb_out}", (), (1, 1, 0, 16))),
+    ("data_movement/untilize/device/kernels/compute/untilize_variable_num_blocks.cpp", FactoryArgs(
+        "data_movement/untilize/device untilize factories: {tiles per block, cb_in, cb_out}", (), (1, 0, 16))),
+    ("data_movement/concat/device/kernels/compute/concat_untilize_retilize.cpp", FactoryArgs(
+        "data_movement/concat/device concat factory: {cb_in, cb_rm, cb_asm, cb_out, in_wt, out_wt, fp32}", (),
+        (0, 1, 2, 16, 2, 2, 0))),
+)
 
 
 def main() -> None:  # pragma: no cover - a developer's tool: python -m ttprefill.upstream_coverage

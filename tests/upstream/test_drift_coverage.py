@@ -85,3 +85,48 @@ def test_json_report_carries_the_upstream_keys_and_the_table_its_section(monkeyp
     table = "\n".join(drift.format_upstream(report))
     assert "7 of 519" in table and "transformer 2/37" in table and "api/x.h (3)" in table
     assert "1 of 5 pass" in table and "sdpa/a: f.cpp:1:2: error: 'x' was not declared" in table
+
+
+# ------------------------------------------------------------------ the factories' defines and args
+
+def test_every_factory_entry_names_its_factory_and_matches_a_wheel_kernel():
+    root = upstream_coverage.operations_root()
+    kernels = [str(p.relative_to(root)) for p in upstream_coverage.kernel_files()]
+    for pattern, args in upstream_coverage.FACTORY_ARGS:
+        assert args.factory.strip(), pattern
+        assert any(upstream_coverage.fnmatch.fnmatchcase(k, pattern) for k in kernels), f"{pattern} matches no kernel"
+
+
+def test_factory_entries_apply_in_table_order():
+    found = upstream_coverage.factory_args_for("eltwise/binary_ng/device/kernels/compute/eltwise_binary_sfpu.cpp")
+    defines = {}
+    for f in found:
+        defines.update(f.defines)
+    assert defines["BINARY_SFPU_OP"] == "add_binary_tile" and defines["BINARY_OP_TYPE"] == "EltwiseBinaryType::ELWADD"
+    assert defines["PROCESS_LHS_ACTIVATIONS(i)"] == "" and defines["BCAST_INPUT"] == "1"
+    assert upstream_coverage.factory_args_for("eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp") == []
+
+
+# A kernel of each kind the table serves: defines (binary_ng, ternary, reduce, bcast), leading compile-time
+# CB indices (tilize) and the compute config (gelu backward keeps six DEST tiles only without fp32 DEST).
+FACTORY_SERVED = ["eltwise/binary_ng/device/kernels/compute/eltwise_binary.cpp",
+                  "eltwise/ternary/device/kernels/compute/ternary_sfpu_no_bcast_ttt.cpp",
+                  "reduction/generic/device/kernels/compute/reduce.cpp",
+                  "data_movement/bcast/device/kernels/compute/bcast_h.cpp",
+                  "data_movement/tilize/device/kernels/compute/tilize.cpp",
+                  "eltwise/unary_backward/device/kernels/compute/eltwise_bw_gelu_tanh.cpp"]
+
+
+@pytest.mark.parametrize("relative", FACTORY_SERVED)
+def test_kernels_compile_with_what_their_factory_passes_and_not_without(relative, monkeypatch):
+    from ttprefill.device import jit, ttnn_env
+
+    path = upstream_coverage.operations_root() / relative
+    package, cache = ttnn_env.package_root(), jit.cache_dir() / "upstream-coverage"
+    cache.mkdir(parents=True, exist_ok=True)
+    served = upstream_coverage._check(path, package, cache)
+    assert served.ok, served.first_error
+    assert served.args_from.startswith("placeholders + ")
+    monkeypatch.setattr(upstream_coverage, "FACTORY_ARGS", ())
+    bare = upstream_coverage._check(path, package, cache)
+    assert not bare.ok and bare.args_from == "placeholders"

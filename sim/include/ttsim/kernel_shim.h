@@ -5,6 +5,7 @@
 #include "internal/tt-1xx/cache.h"
 #include "ttsim/kernel_api.h"
 #include "ttsim/riscv_fence.h"
+#include "noc_parameters.h"  // every kernel sees the NoC alignments (tt-metal: firmware_common.h)
 
 void kernel_main();
 

@@ -24,3 +24,14 @@ FORCE_INLINE T get_common_arg_val(int arg_idx) {
 #include "api/compute/pack.h"
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
+
+// This core's logical coordinates (absolute: from the grid's origin; relative: from the program's
+// sub-device origin, which is the grid's origin in the simulator), as the dataflow API gives them.
+inline uint8_t get_absolute_logical_x() { return TTSIM->my_logical_x(); }
+inline uint8_t get_absolute_logical_y() { return TTSIM->my_logical_y(); }
+inline uint8_t get_relative_logical_x() { return TTSIM->my_logical_x(); }
+inline uint8_t get_relative_logical_y() { return TTSIM->my_logical_y(); }
+
+// The L1 address of a runtime argument (of this core's, or of the ones common to all cores).
+static FORCE_INLINE uint32_t get_arg_addr(int arg_idx) { return TTSIM->arg_address(arg_idx, false); }
+static FORCE_INLINE uint32_t get_common_arg_addr(int arg_idx) { return TTSIM->arg_address(arg_idx, true); }

@@ -16,14 +16,7 @@
 #ifndef MEM_ZEROS_SIZE
 #define MEM_ZEROS_SIZE 512  // Wormhole's always-zero L1 region, the source of async_write_zeros
 #endif
-#ifndef NOC_L1_READ_ALIGNMENT_BYTES
-#define NOC_L1_READ_ALIGNMENT_BYTES 16
-#endif
-// Wormhole's DRAM alignment (the larger of its DRAM read and write alignments, 32 and 16 B), which
-// tt-metal's noc_parameters.h gives kernels; matmul readers pad tile slots to it.
-#ifndef DRAM_ALIGNMENT
-#define DRAM_ALIGNMENT 32
-#endif
+#include "noc_parameters.h"  // the NoC alignments
 
 template <typename DSpecT>
 struct TensorAccessor;
