@@ -1,0 +1,31 @@
+"""Representative projection programs for the checks against the real ttnn (tests/host; ops/registry.py):
+the first row slab of a Qwen3.5-9B-shaped projection at 1k tokens, bfp8 and bf16 weights."""
+
+from __future__ import annotations
+
+from ttprefill.device.program import DataFormat, Program
+from ttprefill.ops.registry import build_device, register
+
+from .planner import plan_linear
+from .program import slab_program
+from .shapes import LinearShape
+
+
+def _registered(tokens: int, k: int, n: int, weight_format: DataFormat, first_slab: int = 0) -> Program:
+    device = build_device()
+    plan = plan_linear(LinearShape(tokens, k, n, weight_format))
+    x = device.allocate((tokens, k), DataFormat.Float16_b)
+    w = device.allocate((k, n), weight_format)
+    out = device.allocate((tokens, n), DataFormat.Float16_b)
+    first_row, rows = plan.slabs()[first_slab]
+    return slab_program(device, x, w, out, plan, first_row, rows)
+
+
+@register("linear/T1024_k4096_n4096_bfp8")
+def _o_proj() -> Program:
+    return _registered(1024, 4096, 4096, DataFormat.Bfp8_b)
+
+
+@register("linear/T8192_k4096_n12288_bf16_second_slab")
+def _mlp_gate_slab() -> Program:
+    return _registered(8192, 4096, 12288, DataFormat.Float16_b, first_slab=1)
