@@ -36,10 +36,12 @@ def _emit(result: dict, as_json: bool) -> None:
 
 
 def _add_backend(p: argparse.ArgumentParser, with_torch: bool = False) -> None:
-    choices = ["sim", "tt", "torch"] if with_torch else ["sim", "tt"]
+    from ttprefill.device.backends import BACKENDS
+
+    executors = "; ".join(f"{name}: {b.description}" for name, b in BACKENDS.items())
+    choices = [*BACKENDS, "torch"] if with_torch else list(BACKENDS)
     p.add_argument("--backend", choices=choices, default="sim",
-                   help="sim: the simulator built from this repository (default); tt: a Wormhole card through ttnn"
-                        + ("; torch: the host reference layers, no device programs" if with_torch else ""))
+                   help=executors + ("; torch: the host reference layers, no device programs" if with_torch else ""))
     p.add_argument("--timing-only", action="store_true",
                    help="simulator only: run control flow, CB traffic and the timing model, skip tile arithmetic")
 
