@@ -231,8 +231,10 @@ _ACT = (("PROCESS_LHS_ACTIVATIONS(i)", ""), ("PROCESS_RHS_ACTIVATIONS(i)", ""), 
 _BNG = "eltwise/binary_ng/device/"
 _BNG_UTILS = "eltwise/binary_ng/device/binary_ng_utils.cpp"
 _B_BCAST = (("BCAST_INPUT", "1"), ("SRC_BCAST", "0"), ("SRC_BCAST_B", "1"), ("BCAST_LLK", "1"))
-_REDUCE = (("REDUCE_OP", "PoolType::SUM"), ("REDUCE_DIM", "ReduceDim::REDUCE_ROW"), ("ENABLE_FP32_DEST_ACC", "0"),
-           ("DST_SYNC_FULL", "0"))
+# reduce_op_utils::get_defines names the enums with their namespace: the data-movement readers, which take
+# the same defines, do not see ckernel's names unqualified.
+_REDUCE = (("REDUCE_OP", "ckernel::PoolType::SUM"), ("REDUCE_DIM", "ckernel::ReduceDim::REDUCE_ROW"),
+           ("ENABLE_FP32_DEST_ACC", "0"), ("DST_SYNC_FULL", "0"))
 
 
 def _bcast(dim: str, chain_dim: str) -> tuple[tuple[str, str], ...]:

@@ -21,7 +21,7 @@ from loguru import logger
 
 from . import ttnn_env
 from . import metal2
-from .program import ComputeConfig, Kernel, Role
+from .program import DRAM_BANKS, GRID_X, GRID_Y, ComputeConfig, Kernel, Role
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIM_INCLUDE = REPO_ROOT / "sim" / "include"
@@ -83,6 +83,14 @@ def _local_includes_digest(source: Path) -> str:
             h.update(p.name.encode())
             h.update(p.read_bytes())
     return h.hexdigest()
+
+
+def device_defines() -> dict[str, str]:
+    """The defines tt-metal's JIT sets for every kernel from the device it builds for: the DRAM and
+    worker-L1 bank counts (bank-interleaved address generators divide by them)."""
+    l1_banks = GRID_X * GRID_Y
+    return {"NUM_DRAM_BANKS": str(DRAM_BANKS), "IS_NOT_POW2_NUM_DRAM_BANKS": str(int(DRAM_BANKS & (DRAM_BANKS - 1) != 0)),
+            "NUM_L1_BANKS": str(l1_banks), "LOG_BASE_2_OF_NUM_L1_BANKS": str(l1_banks.bit_length() - 1)}
 
 
 def role_defines(role: Role, config: ComputeConfig | None) -> dict[str, str]:
@@ -154,6 +162,7 @@ class BuildRequest:
     def of(cls, kernel: Kernel, generated_defines: dict[str, str] | None = None) -> "BuildRequest":
         defines = dict(kernel.defines)
         defines.update(generated_defines or {})
+        defines.update(device_defines())
         defines.update(role_defines(kernel.role, kernel.compute_config))
         named = tuple((str(n), int(v)) for n, v in kernel.named_compile_time_args.items())
         return cls(kernel.source.resolve(), kernel.role, tuple(int(a) for a in kernel.bound_compile_time_args()),
