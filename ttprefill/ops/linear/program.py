@@ -21,7 +21,8 @@ from ttprefill.ops.upstream.matmul_mcast import IN0_SENDER, IN1_RECEIVER_WRITER,
 from .planner import LinearPlan
 
 TILE = 32
-# Runtime-arg positions of the start tiles in the factory's layout (matmul_mcast.py builds them):
+# Runtime-arg positions of the start tiles in the factory's layout (matmul_mcast.py builds them), each
+# right after the tensor address it offsets (checked before moving, so a changed layout fails loudly):
 IN0_SENDER_START_TILE = 1  # [in0 address, in0 start tile, ...]
 IN1_SENDER_OUT_START_TILE = 8  # [in1 address, in1 start tile, 4 mcast coords, 0, out address, out start tile, ...]
 IN1_RECEIVER_OUT_START_TILE = 3  # [2 sender coords, out address, out start tile, ...]
@@ -43,14 +44,17 @@ def slab_program(device, x: DeviceTensor, w: DeviceTensor, out: DeviceTensor, pl
         fidelity=plan.fidelity, fp32_dest_acc_en=shape.fp32_acc, packer_l1_acc=True)
     if first_row:
         in0_shift, out_shift = first_row * x.tiles_w, first_row * out.tiles_w
-        shifts = {IN0_SENDER: (IN0_SENDER_START_TILE, in0_shift),
-                  IN1_SENDER_WRITER: (IN1_SENDER_OUT_START_TILE, out_shift),
-                  IN1_RECEIVER_WRITER: (IN1_RECEIVER_OUT_START_TILE, out_shift)}
+        shifts = {IN0_SENDER: (IN0_SENDER_START_TILE, in0_shift, x.address),
+                  IN1_SENDER_WRITER: (IN1_SENDER_OUT_START_TILE, out_shift, out.address),
+                  IN1_RECEIVER_WRITER: (IN1_RECEIVER_OUT_START_TILE, out_shift, out.address)}
         kernels = []
         for k in program.kernels:
             hit = next((v for src, v in shifts.items() if str(k.source).endswith(src)), None)
             if hit is not None:
-                index, shift = hit
+                index, shift, address = hit
+                if any(a[index - 1] != address for a in k.runtime_args.values()):
+                    raise RuntimeError(f"{k.name}: the mirrored factory's runtime-arg layout changed (no tensor "
+                                       f"address before arg {index}); update linear/program.py's positions")
                 k = replace(k, runtime_args={c: a[:index] + [a[index] + shift] + a[index + 1:]
                                              for c, a in k.runtime_args.items()})
             kernels.append(k)

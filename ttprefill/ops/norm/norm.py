@@ -60,8 +60,8 @@ def rms_norm(device, x: DeviceTensor, weight: NormWeight, eps: float, *, group_w
     group_width D, group_stride 2 D)."""
     tokens, width = x.shape
     gw = width if group_width is None else group_width
-    if groups is None:
-        groups = (width - x_col0) // (gw if group_stride is None else group_stride) or 1
+    if groups is None:  # as many whole groups as fit from x_col0 on
+        groups = max(1, (width - x_col0 - gw) // (gw if group_stride is None else group_stride) + 1)
     shape = NormShape(tokens, width, gw, groups, group_stride, x_col0, gated=False, eps=eps)
     return _run(device, shape, x, weight, None, out, reports)
 
