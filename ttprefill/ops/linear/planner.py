@@ -29,12 +29,13 @@ from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import CB_ALIGNMENT, GRID_X, GRID_Y, L1_CB_BUDGET_BYTES
+from ttprefill.ops.upstream.matmul_mcast import INPUT_BUFFERING  # the factory's input double-buffering
 
 from .shapes import LinearShape, LinearShapeError
 
 K_BLOCK_WIDTHS = (4, 2, 1)  # in order of preference (see above)
-INPUT_BUFFERING = 2  # the factory double-buffers each input block when there is more than one K block
-# Half of DST per acquire (the packer drains one half while math fills the other).
+# Half of DST per acquire (the packer drains one half while math fills the other): 8 bf16 or 4 fp32 tiles,
+# as the simulator enforces (sim/src/compute.cpp, require_dst_index) and tt-metal's sub-block choice assumes.
 DST_TILES_BF16, DST_TILES_FP32 = 8, 4
 # Fidelity of the projections unless a caller asks otherwise. HiFi2 is what tt-transformers' prefill
 # projections use for bf16 and bfp8 weights; the tests state the accuracy it reaches (tests/ops).
