@@ -131,8 +131,8 @@ class FlakyMixers:
     def __init__(self, inner, fail_on: int):
         self.inner, self.calls, self.fail_on = inner, 0, fail_on
 
-    def gdn(self, *a):
-        return self.inner.gdn(*a)
+    def gdn_layer_core(self, *a):
+        return self.inner.gdn_layer_core(*a)
 
     def attention(self, *a):
         self.calls += 1
@@ -199,8 +199,8 @@ class RandomlyFailingMixers:
     def __init__(self, inner, rate: float, seed: int):
         self.inner, self.rate, self.rng = inner, rate, np.random.default_rng(seed)
 
-    def gdn(self, *a):
-        return self.inner.gdn(*a)
+    def gdn_layer_core(self, *a):
+        return self.inner.gdn_layer_core(*a)
 
     def attention(self, *a):
         if self.rng.random() < self.rate:

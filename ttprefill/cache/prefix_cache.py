@@ -1,18 +1,20 @@
 """The prefix cache: published token blocks with their attention pages and GDN checkpoints.
 
-How the engine uses it, per request:
+How the chunk scheduler (ttprefill.scheduler) uses it, per request:
 
-    hit = cache.lookup(tokens)            # longest cached prefix ending on a GDN checkpoint
-    res = cache.begin(request_id, tokens, hit)   # pages for the rest of the prompt
+    keys = cache.chain_keys(tokens)       # once, at submission
+    res = cache.admit(request_id, tokens, keys)  # lookup() + begin(): the longest cached prefix that
+                                          # ends on a GDN checkpoint, pages for the rest of the prompt
     ... for each computed chunk ending at `end`:
         cache.commit_blocks(res, end)     # publish the full blocks computed so far
-        cache.store_checkpoint(res, end, payload, nbytes)   # when the chunk plan asks for one
+        cache.store_checkpoint(res, end, payload, nbytes)   # at res.checkpoint_positions
     cache.finish(res)                     # or cache.abort(res) on failure
 
-A hit that is not passed to begin() must be given back with cache.release(hit); begin() releases
-it itself when it fails. The hit's checkpoint payload and the payloads handed to
-store_checkpoint() are kept by reference: the engine copies state out of them, never mutates them.
-Once the engine has copied the hit's state, release_initial_state(res) lets it be spilled again.
+lookup() and begin() can also be called apart: a hit that is not passed to begin() must be given
+back with cache.release(hit); begin() releases it itself when it fails. The hit's checkpoint payload
+and the payloads handed to store_checkpoint() are kept by reference: the engine copies state out of
+them, never mutates them. Once it has copied the hit's state, release_initial_state(res) lets it be
+spilled again.
 
 Attention K/V of a prefix is reusable at any block boundary, but GDN state only where a
 checkpoint was stored (GDN.md), so a hit is cut back to the last checkpoint on its chain.

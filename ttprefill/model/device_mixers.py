@@ -49,7 +49,7 @@ class DeviceMixers:
             if report.modeled_s is not None:
                 self.modeled_s += report.modeled_s
 
-    def gdn(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
+    def gdn_layer_core(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
         from ttprefill.ops.gdn import gdn_layer
 
         p = GdnLayerParams(params.num_qk_heads, params.num_v_heads, params.key_head_dim, params.value_head_dim,

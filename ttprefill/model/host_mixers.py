@@ -55,7 +55,7 @@ class HostMixers:
         self.kv = {i: HostKVCache(num_pages, page_tokens, config.attn_num_kv_heads, config.attn_head_dim)
                    for i in config.attention_layers}
 
-    def gdn(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
+    def gdn_layer_core(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
         y, state.conv_states[layer], state.recurrent_states[layer] = torch_ops.gdn_layer_core(
             qkv, z, a, b, params, state.conv_states[layer], state.recurrent_states[layer], self.scan)
         return y

@@ -41,7 +41,7 @@ class ReferenceMixers:
         self.gdn_scan = gdn_scan
         self.attend = attention
 
-    def gdn(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
+    def gdn_layer_core(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
         y, state.conv_states[layer], state.recurrent_states[layer] = torch_ops.gdn_layer_core(
             qkv, z, a, b, params, state.conv_states[layer], state.recurrent_states[layer], self.gdn_scan)
         return y

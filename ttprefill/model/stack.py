@@ -97,7 +97,7 @@ class ChunkContext:
 class TokenMixers(Protocol):
     """The two token-mixer cores of the stack. Torch tensors in and out, in the stack's dtype."""
 
-    def gdn(self, layer: int, qkv: torch.Tensor, z: torch.Tensor, a: torch.Tensor, b: torch.Tensor,
+    def gdn_layer_core(self, layer: int, qkv: torch.Tensor, z: torch.Tensor, a: torch.Tensor, b: torch.Tensor,
             params: GdnLayerParams, state: ModelState, context: ChunkContext) -> torch.Tensor:
         """GDN layer `layer` between its in- and out-projections: conv + SiLU, gates, L2 norm, scan, gated
         RMSNorm (qkv [T, C] pre-conv, z [T, HV*V], a, b [T, HV]). Returns y [T, HV*V] and replaces the
@@ -205,7 +205,7 @@ class HybridStack:
         z = self._linear(x, p + "in_proj_z.weight")
         b = self._linear(x, p + "in_proj_b.weight")
         a = self._linear(x, p + "in_proj_a.weight")
-        y = self.mixers.gdn(i, qkv, z, a, b, self.gdn_params[i], state, context)
+        y = self.mixers.gdn_layer_core(i, qkv, z, a, b, self.gdn_params[i], state, context)
         return self._linear(y, p + "out_proj.weight")
 
     def _attention_layer(self, i, x, state: ModelState, context: ChunkContext):
