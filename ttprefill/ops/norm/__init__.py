@@ -8,11 +8,11 @@ group per head (q/k norms: head_dim 256; gated: value_dim 128), groups possibly 
 output interleaves each head's query and gate, so q_norm reads every other group) and written back
 to back in y.
 
-Why our kernel and not tt-metal's rmsnorm: ttnn's rms_norm normalises a whole row against one gamma
-with a plain (not 1 + w) weight, so the zero-centred form would need 1 + w rounded to bf16 on the
-host, per-head norms would need a reshape to [T * heads, D] (a tile-layout transpose), and the gated
-form would be two more programs (silu, multiply). One kernel does all three forms with the group
-layout the projections produce, fp32 throughout (tt-metal's rmsnorm mirrors for conformance live in
+Why our kernel and not tt-metal's rmsnorm: ttnn's rms_norm normalises whole rows against the gamma it
+is given (1 + w would be prepared on the host, which is fine), but per-head norms would need the
+tensor relaid out as [T * heads, D] tiles first, q_norm would need q_proj's query halves copied out,
+and the gated form would be two more programs (silu, multiply). One kernel does all three with the
+group layout the projections produce, in fp32 (tt-metal's rmsnorm mirrors for conformance live in
 ops/upstream/normalization.py).
 
     shapes.py    NormShape: groups, strides, mode; the validation
