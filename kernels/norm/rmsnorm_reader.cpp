@@ -3,11 +3,12 @@
 // (w in every row of a [32, group width] tensor) and a ones tile for the row sums.
 //
 // Unit u: token tile row r = u / groups, group g = u % groups; the group's first x tile is
-// r * x_row_tiles + x_col0 + g * group_stride, its first z tile r * z_row_tiles + g * group_tiles
-// (z holds the groups back to back).
+// (x_row0 + r) * x_row_tiles + x_col0 + g * group_stride (x_row0: the first tile row of x normed, e.g.
+// the one holding the last token), its first z tile r * z_row_tiles + g * group_tiles (z holds the
+// groups back to back).
 // Compile-time args: 0 gated (0/1), then TensorAccessorArgs of x, of z (x's again when not gated), of w.
 // Common runtime args: 0 x address, 1 z address, 2 weight rows address, 3 groups per row, 4 group tiles,
-//   5 group stride (tiles), 6 x first column tile, 7 x row tiles, 8 z row tiles.
+//   5 group stride (tiles), 6 x first column tile, 7 x row tiles, 8 z row tiles, 9 x first tile row.
 // Runtime args: 0 first unit, 1 number of units.
 // CBs: c_0 x, c_1 z, c_2 weight rows (group tiles), c_3 ones (bf16).
 #include "api/dataflow/dataflow_api.h"
@@ -31,6 +32,7 @@ void kernel_main() {
     const uint32_t x_col0 = get_common_arg_val<uint32_t>(6);
     const uint32_t x_row_tiles = get_common_arg_val<uint32_t>(7);
     const uint32_t z_row_tiles = get_common_arg_val<uint32_t>(8);
+    const uint32_t x_row0 = get_common_arg_val<uint32_t>(9);
     const uint32_t first_unit = get_arg_val<uint32_t>(0);
     const uint32_t num_units = get_arg_val<uint32_t>(1);
 
@@ -55,7 +57,7 @@ void kernel_main() {
     for (uint32_t u = first_unit; u < first_unit + num_units; ++u) {
         const uint32_t row = u / groups;
         const uint32_t g = u % groups;
-        const uint32_t x_first = row * x_row_tiles + x_col0 + g * group_stride;
+        const uint32_t x_first = (x_row0 + row) * x_row_tiles + x_col0 + g * group_stride;
         cb_reserve_back(cb_x, group_tiles);
         for (uint32_t j = 0; j < group_tiles; ++j) {
             noc_async_read_page(x_first + j, x, get_write_ptr(cb_x) + j * x_tile);

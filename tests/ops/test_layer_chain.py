@@ -130,3 +130,25 @@ def test_attention_projections_norms_rope_and_output_gate(sim):
         ref = ref.reshape(T, -1).numpy()
         assert pcc(ref, got[name]) >= 0.999, name
         assert rel_rms(ref, got[name]) <= 0.02, name
+
+
+def test_final_norm_and_lm_head_of_the_last_token(sim):
+    # 75 tokens: the last sits in tile row 2, row 10; only that tile row is normed and projected
+    T, H, V = 75, 256, 1000
+    x = (2 * RNG.standard_normal((T, H))).astype(np.float32)
+    w_norm, w_head = _w(H, scale=0.2), _w(V, H)
+    from ttprefill.ops.linear.linear import ChunkedDenseWeight, linear_chunked
+
+    r = Resident(sim)
+    head = ChunkedDenseWeight.upload(sim, w_head, BFP8, chunk_columns=512)
+    try:
+        tx = r.keep(sim.upload(x, BF16))
+        h = r.keep(rms_norm(sim, tx, r.norm(w_norm), EPS, last_tile_row_only=True))
+        assert h.shape == (T - 64, H)
+        logits = np.concatenate([sim.download(r.keep(o))[-1] for o in linear_chunked(sim, h, head)])
+    finally:
+        head.free()
+        r.free()
+    ref = (torch_ops.zero_centred_rmsnorm(_t(x[-1:]), _t(w_norm), EPS) @ _t(w_head).T)[0].numpy()
+    assert logits.shape == (V,)
+    assert pcc(ref, logits) >= 0.999

@@ -63,7 +63,8 @@ def _lm_head_op(k: int, vocab: int, fmt: DataFormat):
     return run
 
 
-def _norm_op(tokens: int, width: int, group_width: int, group_stride: int | None = None, gated: bool = False):
+def _norm_op(tokens: int, width: int, group_width: int, group_stride: int | None = None, gated: bool = False,
+             last_tile_row_only: bool = False):
     import numpy as np
 
     from ttprefill.ops.norm import NormWeight, gated_rms_norm, rms_norm
@@ -76,7 +77,8 @@ def _norm_op(tokens: int, width: int, group_width: int, group_stride: int | None
             if gated:
                 out = gated_rms_norm(device, x, z, w, 1e-6, group_width=group_width, reports=reports)
             else:
-                out = rms_norm(device, x, w, 1e-6, group_width=group_width, group_stride=group_stride, reports=reports)
+                out = rms_norm(device, x, w, 1e-6, group_width=group_width, group_stride=group_stride,
+                               last_tile_row_only=last_tile_row_only, reports=reports)
             device.free(out)
         finally:
             device.free(x)
@@ -155,7 +157,7 @@ def dense_ops(config, seq: int, weight_format: DataFormat) -> list[DenseOp]:
         DenseOp("self_attn.rope_k", "rope", n_attn, _rope_op(T, hkv, d, config.rotary_dim, config.rope_theta)),
         DenseOp("self_attn.output_gate", "eltwise", n_attn, _eltwise_op(T, hq * d, "sigmoid_gate")),
         DenseOp("self_attn.o_proj", "matmul", n_attn, lin("self_attn.o_proj"), flops=fl("self_attn.o_proj")),
-        DenseOp("final_norm (last token)", "norm", 1, _norm_op(1, h, h)),
+        DenseOp("final_norm (last token)", "norm", 1, _norm_op(T, h, h, last_tile_row_only=True)),
         DenseOp("lm_head (last token)", "matmul", 1, _lm_head_op(h, config.vocab_size, weight_format),
                 flops=fl("lm_head", 1)),
     ]

@@ -52,17 +52,22 @@ def _run(device, shape: NormShape, x, weight: NormWeight, z, out, reports) -> De
 
 def rms_norm(device, x: DeviceTensor, weight: NormWeight, eps: float, *, group_width: int | None = None,
              groups: int | None = None, group_stride: int | None = None, x_col0: int = 0,
-             out: DeviceTensor | None = None, reports: list | None = None) -> DeviceTensor:
+             last_tile_row_only: bool = False, out: DeviceTensor | None = None,
+             reports: list | None = None) -> DeviceTensor:
     """Zero-centred RMSNorm x * rsqrt(mean(x^2) + eps) * (1 + w) of x [tokens, width].
 
     Default: one group, the whole row. Per head: group_width = head_dim (groups = width / head_dim
     unless given); group_stride and x_col0 pick strided heads (q_norm over q_proj's query halves:
-    group_width D, group_stride 2 D)."""
+    group_width D, group_stride 2 D). last_tile_row_only: norm only the tile row holding the last
+    token (the final norm before the LM head): y is [tokens - 32 * ((tokens - 1) // 32), width], the
+    last token its last row."""
     tokens, width = x.shape
+    row0 = (tokens - 1) // TILE if last_tile_row_only else 0
+    tokens -= row0 * TILE
     gw = width if group_width is None else group_width
     if groups is None:  # as many whole groups as fit from x_col0 on
         groups = max(1, (width - x_col0 - gw) // (gw if group_stride is None else group_stride) + 1)
-    shape = NormShape(tokens, width, gw, groups, group_stride, x_col0, gated=False, eps=eps)
+    shape = NormShape(tokens, width, gw, groups, group_stride, x_col0, gated=False, eps=eps, x_tile_row0=row0)
     return _run(device, shape, x, weight, None, out, reports)
 
 

@@ -42,7 +42,10 @@ def _check(t: DeviceTensor, what: str, shape: tuple[int, int], fmt: DataFormat) 
 def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: DeviceTensor,
                  z: DeviceTensor | None = None) -> Program:
     s = plan.shape
-    _check(x, "x", (s.tokens, s.x_width), ACTIVATION_FORMAT)
+    x_rows = s.x_tile_row0 * TILE + s.tokens
+    if x.shape[-1] != s.x_width or x.shape[0] < x_rows or x.data_format is not ACTIVATION_FORMAT:
+        raise NormShapeError(f"x must be [>= {x_rows}, {s.x_width}] {ACTIVATION_FORMAT.name}; got {list(x.shape)} "
+                             f"{x.data_format.name}")
     _check(weight_rows, "weight rows", (TILE, s.group_width), WEIGHT_FORMAT)
     _check(y, "y", (s.tokens, s.out_width), ACTIVATION_FORMAT)
     if s.gated != (z is not None):
@@ -62,7 +65,7 @@ def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: 
         KERNELS / "rmsnorm_reader.cpp", Role.RISCV_1, all_cores,
         [int(s.gated), *x.accessor_args(), *zt.accessor_args(), *weight_rows.accessor_args()],
         common_runtime_args=[x.address, zt.address, weight_rows.address, s.groups, g, s.stride // TILE,
-                             s.x_col0 // TILE, x.tiles_w, zt.tiles_w],
+                             s.x_col0 // TILE, x.tiles_w, zt.tiles_w, s.x_tile_row0],
         runtime_args={c: [f, n] for c, (f, n) in ranges.items()})
     compute = Kernel(
         KERNELS / "rmsnorm_compute.cpp", Role.COMPUTE, all_cores, [int(s.gated)],

@@ -13,10 +13,12 @@ class NormShapeError(ValueError):
 
 @dataclass(frozen=True)
 class NormShape:
-    """y [tokens, groups * group_width] = norm of each group of x [tokens, x_width].
+    """y [tokens, groups * group_width] = norm of each group of x's rows x_tile_row0 * 32 ..
+    x_tile_row0 * 32 + tokens (x [>= those rows, x_width]).
 
     Group g of a row starts at column x_col0 + g * group_stride of x; z (gated) is
-    [tokens, groups * group_width] with the groups back to back."""
+    [tokens, groups * group_width] with the groups back to back. x_tile_row0 > 0 norms a later slice
+    of x, e.g. the tile row holding the last token before the LM head."""
 
     tokens: int
     x_width: int
@@ -26,6 +28,7 @@ class NormShape:
     x_col0: int = 0
     gated: bool = False
     eps: float = 1e-6
+    x_tile_row0: int = 0
 
     def __post_init__(self):
         if self.tokens < 1 or self.groups < 1:
@@ -41,6 +44,8 @@ class NormShape:
         end = self.x_col0 + (self.groups - 1) * self.stride + self.group_width
         if end > self.x_width:
             raise NormShapeError(f"the last group ends at column {end}, past x's width {self.x_width}")
+        if self.x_tile_row0 < 0 or (self.x_tile_row0 and self.gated):
+            raise NormShapeError(f"x_tile_row0 {self.x_tile_row0}: a non-negative tile row, zero-centred norms only")
         if not self.eps > 0:
             raise NormShapeError(f"eps must be positive; got {self.eps}")
 
