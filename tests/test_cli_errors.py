@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ttprefill import cli
+from ttprefill.device.program import DataFormat
 from ttprefill.engine import EngineError, EngineOptions
 from ttprefill.model.config import HFConfigError, from_hf_config, get_preset
 from ttprefill.model.weights import WeightsError, load_weights, parameter_shapes
@@ -91,7 +92,8 @@ def test_debug_shows_the_traceback(capsys, tmp_path):
 
 @pytest.mark.parametrize("field, value", [
     ("block_tokens", 0), ("gdn_chunk", 0), ("chunk_tokens", -64), ("checkpoint_every_blocks", 0),
-    ("cache_budget_bytes", 2**70), ("cache_budget_bytes", 0),
+    ("cache_budget_bytes", 2**70), ("cache_budget_bytes", 0), ("gdn_fidelity", "HiFi3"),
+    ("kv_page_format", DataFormat.Float32),
 ])
 def test_engine_options_refuse_bad_values(field, value):
     with pytest.raises(EngineError, match=field):

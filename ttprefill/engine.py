@@ -27,17 +27,16 @@ import torch
 from loguru import logger
 
 from ttprefill.cache.prefix_cache import PrefixCache
+from ttprefill.device.program import DataFormat
 from ttprefill.model.config import ModelConfig, get_preset
 from ttprefill.model.host_mixers import HostMixers
 from ttprefill.model.stack import ChunkContext, HybridStack, ModelState
 from ttprefill.model.weights import random_weights
+from ttprefill.ops.attention.shapes import TILE
 from ttprefill.options import EngineError, EngineOptions
 from ttprefill.scheduler import Chunk, ChunkScheduler, ScheduledRequest, SchedulerStalled
 
 __all__ = ["Engine", "EngineError", "EngineOptions", "PrefillResult", "make_mixers"]
-
-KV_BYTES_PER_VALUE = 2  # attention pages are bf16 on the device
-
 
 @dataclass
 class PrefillResult:
@@ -104,8 +103,7 @@ class Engine:
             # The prefix cache's pages are attention K/V: without attention layers there is nothing to page.
             raise EngineError(f"{config.name} has no attention layers; the engine serves hybrid models (its prefix "
                               "cache pages attention K/V): run such a model with ttprefill.model.reference_model")
-        self.bytes_per_page = (2 * len(config.attention_layers) * o.block_tokens * config.attn_num_kv_heads
-                               * config.attn_head_dim * KV_BYTES_PER_VALUE)
+        self.bytes_per_page = kv_page_bytes(config, o.block_tokens, o.kv_page_format)
         num_pages = o.cache_budget_bytes // self.bytes_per_page
         pages_per_chunk = -(-o.chunk_tokens // o.block_tokens)
         if num_pages < pages_per_chunk:
@@ -250,6 +248,13 @@ class Engine:
         self.scheduler.request_failed(request, error)
         self._running.pop(rid, None)
         self.failures[rid] = error
+
+
+def kv_page_bytes(config: ModelConfig, page_tokens: int, page_format: DataFormat) -> int:
+    """Device bytes one page of tokens takes in every attention layer's K and V pools (KVCache's tiles of
+    page_tokens x head_dim per kv head, in the page format). The cache budget counts these on every backend."""
+    tiles = config.attn_num_kv_heads * -(-page_tokens // TILE) * -(-config.attn_head_dim // TILE)
+    return 2 * len(config.attention_layers) * tiles * page_format.tile_bytes
 
 
 def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: EngineOptions, device=None):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import DRAM_BYTES_PER_CHIP
-from ttprefill.ops.attention import FlashAttentionConfig
+from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, SCAN_FIDELITY
 
 
@@ -52,6 +52,10 @@ class EngineOptions:
             if not isinstance(getattr(self, name), MathFidelity):
                 raise EngineError(f"EngineOptions.{name} must be a MathFidelity (LoFi, HiFi2, HiFi3, HiFi4), "
                                   f"got {getattr(self, name)!r}")
+        if self.kv_page_format not in PAGE_FORMATS:
+            raise EngineError(f"EngineOptions.kv_page_format must be one of "
+                              f"{', '.join(f.name for f in PAGE_FORMATS)} (the attention kernels' page formats), "
+                              f"got {self.kv_page_format!r}")
         if self.chunk_tokens % self.gdn_chunk or self.block_tokens % self.gdn_chunk:
             raise EngineError(f"chunk_tokens ({self.chunk_tokens}) and block_tokens ({self.block_tokens}) must be "
                               f"multiples of the GDN chunk ({self.gdn_chunk})")
