@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from ttprefill.cache import CacheFullError
 from ttprefill.engine import Engine, EngineError, EngineOptions
 from ttprefill.model.config import get_preset
 from ttprefill.model.reference_model import ReferenceModel
@@ -115,6 +116,20 @@ def test_bad_prompts_are_refused_and_the_cache_is_untouched(tokens, pattern):
 def test_budget_smaller_than_one_chunk_is_refused():
     with pytest.raises(EngineError, match="fewer than one chunk"):
         engine(chunk_tokens=256, cache_budget_bytes=100_000)
+
+
+def test_a_prompt_larger_than_the_cache_fails_alone_and_the_queue_goes_on():
+    page_bytes = 2 * len(CONFIG.attention_layers) * 64 * CONFIG.attn_num_kv_heads * CONFIG.attn_head_dim * 2
+    eng = engine(chunk_tokens=64, block_tokens=64, cache_budget_bytes=4 * page_bytes)  # 4 pages: 256 tokens
+    big, small = prompts_with_shared_prefix(0, [300, 100], seed=11)
+    with pytest.raises(CacheFullError, match="more than the whole cache"):
+        eng.prefill(big)
+    ids = [eng.submit(big), eng.submit(small)]
+    results = {r.request_id: r for r in eng.run()}
+    assert set(results) == {ids[1]} and isinstance(eng.failures[ids[0]], CacheFullError)
+    assert_matches_reference(results[ids[1]], small)
+    eng.cache.check_invariants()
+    assert eng.cache.stats().pages_used == sum(len(b.pages) for b in eng.cache._blocks.values())
 
 
 def test_weights_that_do_not_match_the_config_name_the_tensor():
