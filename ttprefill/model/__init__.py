@@ -1,7 +1,10 @@
-"""Model layer: config presets, HF-layout weights, and the torch reference of the whole stack.
+"""Model layer: config presets, HF-layout weights, and the hybrid stack.
 
-config and weights import numpy only; reference_model and torch_ops need torch, so import
-them by module (ttprefill.model.reference_model) where torch is available.
+stack: HybridStack runs one chunk (a ChunkContext) through every layer, its GDN and attention cores
+through a TokenMixers object: ReferenceMixers (reference_model, K/V in the state), HostMixers
+(host_mixers, K/V in host pages) or DeviceMixers (device_mixers, the device programs).
+config and weights import numpy only; the stack, the mixers and torch_ops need torch, so import
+them by module (ttprefill.model.stack) where torch is available.
 """
 
 from ttprefill.model.config import PRESETS, ModelConfig, from_hf_config, get_preset
