@@ -17,8 +17,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ttprefill.device.program import DataFormat
+from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import CLOCK_HZ
+from ttprefill.ops.linear.planner import DEFAULT_FIDELITY
 
 WEIGHT_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b}
 BF16 = DataFormat.Float16_b
@@ -34,28 +35,28 @@ class DenseOp:
     flops: int = 0  # matmul FLOPs of one run (2 tokens k n)
 
 
-def _linear_op(tokens: int, k: int, n: int, fmt: DataFormat):
+def _linear_op(tokens: int, k: int, n: int, fmt: DataFormat, fidelity: MathFidelity):
     from ttprefill.ops.linear.linear import DenseWeight, linear
 
     def run(device, reports):
         x = device.allocate((tokens, k), BF16)
         w = DenseWeight(device.allocate((k, n), fmt), k, n)
         try:
-            device.free(linear(device, x, w, reports=reports))
+            device.free(linear(device, x, w, fidelity=fidelity, reports=reports))
         finally:
             device.free(x)
             w.free()
     return run
 
 
-def _lm_head_op(k: int, vocab: int, fmt: DataFormat):
+def _lm_head_op(k: int, vocab: int, fmt: DataFormat, fidelity: MathFidelity):
     from ttprefill.ops.linear.linear import ChunkedDenseWeight, linear_chunked
 
     def run(device, reports):
         x = device.allocate((1, k), BF16)
         w = ChunkedDenseWeight.allocate(device, k, vocab, fmt)
         try:
-            for out in linear_chunked(device, x, w, reports=reports):
+            for out in linear_chunked(device, x, w, fidelity=fidelity, reports=reports):
                 device.free(out)
         finally:
             device.free(x)
@@ -119,7 +120,8 @@ def _eltwise_op(tokens: int, width: int, fn_name: str):
     return run
 
 
-def dense_ops(config, seq: int, weight_format: DataFormat) -> list[DenseOp]:
+def dense_ops(config, seq: int, weight_format: DataFormat,
+              fidelity: MathFidelity = DEFAULT_FIDELITY) -> list[DenseOp]:
     """The dense ops of one prefill chunk of `seq` tokens through the whole stack, each with its count."""
     from ttprefill.ops.linear import projection_shapes
 
@@ -129,7 +131,7 @@ def dense_ops(config, seq: int, weight_format: DataFormat) -> list[DenseOp]:
     hq, hkv, d = config.attn_num_heads, config.attn_num_kv_heads, config.attn_head_dim
 
     def lin(name):
-        return _linear_op(T, *p[name], weight_format)
+        return _linear_op(T, *p[name], weight_format, fidelity)
 
     def fl(name, tokens=T):
         k, n = p[name]
@@ -158,27 +160,32 @@ def dense_ops(config, seq: int, weight_format: DataFormat) -> list[DenseOp]:
         DenseOp("self_attn.output_gate", "eltwise", n_attn, _eltwise_op(T, hq * d, "sigmoid_gate")),
         DenseOp("self_attn.o_proj", "matmul", n_attn, lin("self_attn.o_proj"), flops=fl("self_attn.o_proj")),
         DenseOp("final_norm (last token)", "norm", 1, _norm_op(T, h, h, last_tile_row_only=True)),
-        DenseOp("lm_head (last token)", "matmul", 1, _lm_head_op(h, config.vocab_size, weight_format),
+        DenseOp("lm_head (last token)", "matmul", 1, _lm_head_op(h, config.vocab_size, weight_format, fidelity),
                 flops=fl("lm_head", 1)),
     ]
     return [op for op in ops if op.count]
 
 
 def dense_ops_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str = "bfp8",
-                    costs: str = "central") -> dict:
-    """Time every dense op of one `seq`-token chunk of `model` on the simulator (timing-only)."""
+                    costs: str = "central", matmul_fidelity: str = DEFAULT_FIDELITY.name) -> dict:
+    """Time every dense op of one `seq`-token chunk of `model` on the simulator (timing-only).
+
+    matmul_fidelity: the projections' math fidelity (HiFi2 default; LoFi halves the multiplier passes
+    at about twice the error: tests/ops and the report state the accuracy of each)."""
     from ttprefill.device.sim_device import SimDevice, model_version
     from ttprefill.model.config import get_preset
 
     if weight_format not in WEIGHT_FORMATS:
         raise ValueError(f"weight_format {weight_format!r}: choose one of {sorted(WEIGHT_FORMATS)}")
+    if matmul_fidelity not in MathFidelity.__members__:
+        raise ValueError(f"matmul_fidelity {matmul_fidelity!r}: choose one of {list(MathFidelity.__members__)}")
     if seq < 1:
         raise ValueError(f"seq must be positive; got {seq}")
     config = get_preset(model)
     device = SimDevice(timing_only=True, costs=costs)
     t_start = time.perf_counter()
     by_op, by_category, matmul_flops = {}, {}, 0
-    for op in dense_ops(config, seq, WEIGHT_FORMATS[weight_format]):
+    for op in dense_ops(config, seq, WEIGHT_FORMATS[weight_format], MathFidelity[matmul_fidelity]):
         reports = []
         t0 = time.perf_counter()
         op.run(device, reports)
@@ -191,7 +198,8 @@ def dense_ops_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: s
             by_category[op.category] = by_category.get(op.category, 0.0) + each * op.count
         matmul_flops += op.flops * op.count
     return {
-        "model": model, "seq": seq, "weight_format": weight_format, "costs": costs,
+        "model": model, "seq": seq, "weight_format": weight_format, "matmul_fidelity": matmul_fidelity,
+        "costs": costs,
         "model_version": model_version(), "timing_only": True,
         "modeled_s": sum(by_category.values()), "by_category_modeled_s": by_category, "by_op": by_op,
         "matmul_flops": matmul_flops,
@@ -205,7 +213,8 @@ def dense_ops_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: s
 
 
 def format_dense_ops(result: dict) -> str:
-    lines = [f"{result['model']}, {result['seq']} tokens, {result['weight_format']} weights, timing model "
+    lines = [f"{result['model']}, {result['seq']} tokens, {result['weight_format']} weights "
+             f"({result['matmul_fidelity']}), timing model "
              f"{result['model_version']} ({result['costs']}), modeled:"]
     for name, r in result["by_op"].items():
         mark = "" if r["in_total"] else "  (not in total)"
