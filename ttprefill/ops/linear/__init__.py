@@ -9,11 +9,18 @@ that each fit one 8x8 program (planner.py).
     shapes.py    LinearShape and the projections of a ModelConfig layer
     planner.py   LinearPlan / plan_linear: blocking under the L1 budget
     program.py   the Program of each row slab (the mirror, moved to the slab's first row)
-    linear.py    DenseWeight (resident, transposed once on the host) and linear() on DeviceTensors
+    linear.py    DenseWeight (resident, transposed once on the host) and linear() on DeviceTensors;
+                 ChunkedDenseWeight / linear_chunked for outputs too wide for one program (the LM
+                 head); split_query_gate for q_proj's per-head query and gate rows
+
+Projections that share their input and have narrow outputs (in_proj_b and in_proj_a: one tile column
+each) are bound by the 8 cores of the left column reading x: fusing them with a wide projection of the
+same x (rows of one resident weight) amortises that read.
 """
 
-from .linear import DenseWeight, linear, linear_host
+from .linear import ChunkedDenseWeight, DenseWeight, linear, linear_chunked, linear_host, split_query_gate
 from .planner import LinearPlan, plan_linear
 from .shapes import LinearShape, projection_shapes
 
-__all__ = ["DenseWeight", "LinearPlan", "LinearShape", "linear", "linear_host", "plan_linear", "projection_shapes"]
+__all__ = ["ChunkedDenseWeight", "DenseWeight", "LinearPlan", "LinearShape", "linear", "linear_chunked", "linear_host",
+           "plan_linear", "projection_shapes", "split_query_gate"]
