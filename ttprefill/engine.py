@@ -48,7 +48,7 @@ class PrefillResult:
     page_table: list[int]  # attention pages of the prompt (owned by the cache once published)
     chunks: int
     wall_s: float
-    modeled_device_s: float | None  # sum of the device programs' modeled time (None off-simulator)
+    modeled_device_s: float | None  # sum of the device programs' modeled time (None: the executor models no time)
     host_s: float = 0.0  # engine + scheduler + cache bookkeeping, excluding model compute
 
 

@@ -3,8 +3,9 @@
 A checkpoint is the recurrent and conv state of every GDN layer after some block-aligned prompt
 position. Its payload is opaque here (the engine decides: a dict of arrays, device tensors, ...);
 the cache only knows its size and tier. Moving a payload between the device and host tiers goes
-through two callables the engine provides, so the engine can copy real arrays; the defaults pass
-the payload through unchanged.
+through two callables the cache's owner may pass (spill_fn, restore_fn); the defaults pass the
+payload through unchanged. The engine keeps every payload as host arrays and passes none, so for it
+a tier is the budget a checkpoint counts against.
 """
 
 from __future__ import annotations
