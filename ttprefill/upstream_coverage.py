@@ -307,11 +307,27 @@ FACTORY_ARGS: tuple[tuple[str, FactoryArgs], ...] = (
     # topk route prep: CLAMP_BITS is the fp32 pattern of the lowest finite bf16; args bw_full, bw_last, cb in/out.
     ("reduction/topk/device/kernels/compute/topk_route_prep_untilize_clamp.cpp", FactoryArgs(
         "reduction/topk/device topk route-prep factory", (("CLAMP_BITS", "4286513152u"),), (1, 1, 0, 16))),
+    # The gathered matmul names its per-batch output and partials CBs by index (cb_mm_out_<i>,
+    # cb_mm_partials_<i>, i < 16), which its factory passes as named args: CBs 16.. and 24.. here.
+    ("matmul/device/kernels/compute/bmm_large_block_zm_fused_bias_activation_gathered.cpp", FactoryArgs(
+        "matmul/device 1D-multicast gather_in0 factory (per-batch CBs as named args)",
+        named_compile_time_args=tuple((f"cb_mm_out_{i}", 16 + i % 8) for i in range(16))
+        + tuple((f"cb_mm_partials_{i}", 24 + i % 8) for i in range(16)))),
     # argmax's reader: one processor doing the whole inner range [0, 2), owning the reduction, not reduce_all.
     ("reduction/argmax/device/kernels/reader_argmax_interleaved_multicore.cpp", FactoryArgs(
         "reduction/argmax/device/argmax_program_factory.cpp (multi-core, one data-movement processor)",
         named_compile_time_args=(("j_start", 0), ("j_end", 2), ("owns_reduction", 1), ("has_secondary_dm", 0),
                                  ("reduce_all", 0)))),
+    # sdpa's compute kernels keep their raw-SFPI helpers under the TRISC thread defines tt-metal's JIT sets
+    # per TRISC build; the simulator builds one image for the three (as ops/upstream/sdpa.py does).
+    ("transformer/sdpa*/device/kernels/compute/*.cpp", FactoryArgs(
+        "tt-metal's JIT (TRISC_UNPACK/MATH/PACK per thread build, ARCH_WORMHOLE)",
+        (("TRISC_UNPACK", "1"), ("TRISC_MATH", "1"), ("TRISC_PACK", "1"), ("ARCH_WORMHOLE", "1")))),
+    # The sdpa factories' defines: exp approximation and the DST granularities of 64-row chunks, head dim 64.
+    ("transformer/sdpa*/device/kernels/*", FactoryArgs(
+        "transformer/sdpa/device/sdpa_program_factory.cpp (q/k chunks of 2 tiles, head dim 2 tiles, bf16 DST)",
+        (("EXP_APPROX_MODE", "1"), ("STATS_GRANULARITY", "2"), ("SUB_EXP_GRANULARITY", "2"),
+         ("MUL_BCAST_GRANULARITY", "4"), ("DHT_GRANULARITY", "2"), ("REDUCE_GRANULARITY", "2")))),
     ("normalization/softmax/device/kernels/attention/compute/*.cpp", FactoryArgs(
         "normalization/softmax/device softmax factories (EXP_APPROX, ENABLE_FP32_DEST_ACC)",
         (("EXP_APPROX", "0"), ("ENABLE_FP32_DEST_ACC", "0")))),
