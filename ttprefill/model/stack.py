@@ -18,7 +18,7 @@ down to the mixers; nothing about a chunk is kept on the stack or the mixers bet
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 import torch
