@@ -199,6 +199,14 @@ def _check(path: Path, package: Path, cache: Path, representative=None) -> FileR
     return result
 
 
+def _args_kind(args_from: str) -> str:
+    """What a kernel was compiled with: a conformance program's arguments, its factory's defines and args
+    over placeholders, or placeholders alone."""
+    if not args_from.startswith("placeholders"):
+        return "conformance program"
+    return "factory args" if " + " in args_from else "placeholders"
+
+
 def report(families: tuple[str, ...] = FAMILIES, jobs: int | None = None) -> dict:
     """Compile every kernel file of these families in the simulator (syntax only) and summarise."""
     package = ttnn_env.package_root()
@@ -214,7 +222,8 @@ def report(families: tuple[str, ...] = FAMILIES, jobs: int | None = None) -> dic
     by_family = {}
     for family in families:
         fam = [r for r in results if r.path.startswith(str(OPERATIONS_SUBDIR / family) + "/")]
-        by_family[family] = {"files": len(fam), "compiling": sum(r.ok for r in fam)}
+        by_family[family] = {"files": len(fam), "compiling": sum(r.ok for r in fam),
+                             "compiled_with": dict(collections.Counter(_args_kind(r.args_from) for r in fam))}
     return {
         "upstream_kernel_files": len(results),
         "upstream_compiling": sum(r.ok for r in results),
@@ -383,7 +392,8 @@ def main() -> None:  # pragma: no cover - a developer's tool: python -m ttprefil
         return
     print(f"upstream kernel files: {r['upstream_kernel_files']}, compiling in the simulator: {r['upstream_compiling']}")
     for fam, v in r["by_family"].items():
-        print(f"  {fam:15s} {v['compiling']:4d} / {v['files']}")
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(v["compiled_with"].items()))
+        print(f"  {fam:15s} {v['compiling']:4d} / {v['files']}   (compiled with: {kinds})")
     print("missing headers (files):")
     for h, n in list(r["missing_headers"].items())[: args.top]:
         print(f"  {n:4d}  {h}")

@@ -63,6 +63,9 @@ def test_coverage_summary_is_the_coverage_report(monkeypatch):
     report = full(("transformer",))  # cached by content hash: the same compile results
     assert summary["upstream_kernel_files"] == report["upstream_kernel_files"] == 37
     assert summary["upstream_compiling"] == report["upstream_compiling"]
+    # A floor, not the figure: what compiles today (sdpa prefill, joint and decode compute with their
+    # factories' defines) must keep compiling; ring-joint/sparse sdpa and the GDN prep reader do not yet.
+    assert report["upstream_compiling"] >= 26
     assert summary["upstream_coverage"]["by_family"] == report["by_family"]
     assert list(summary["upstream_coverage"]["top_missing_headers"]) == list(report["missing_headers"])[:10]
 
