@@ -104,3 +104,23 @@ def test_exp_scale_follows_tt_llk(sim, approx):
     out = run_tile_op(sim, defines, x)
     factor = init_scale if approx else call_scale
     np.testing.assert_allclose(out, np.exp(factor * bf16(x).astype(np.float64)), rtol=2.0**-7)
+
+
+def test_a_wait_covers_the_whole_push_it_lands_in(sim):
+    """The compute kernel pushes tiles in pairs; the writer waits for one page and pops two. On the device
+    the received count moved by the pair at once, so the second page is there: no fault (tt-metal's
+    layernorm pops a full tail block after waiting for its valid tiles). The writer writes the first tile
+    of each pair. With one push per tile the same writer faults (tests/faults test_pop_more_than_waited)."""
+    ta = sim.upload(X, DataFormat.Float16_b)
+    to = sim.allocate(X.shape, DataFormat.Float32)
+    try:
+        p = tile_op_program(sim, {}, ta, None, to, compute=HERE / "kernels" / "cb_rules" / "copy_pairs.cpp")
+        p.kernels[2] = replace(p.kernels[2], source=FAULTS / "writer_pop_unwaited.cpp")
+        sim.run(p)
+        out = sim.download(to)
+    finally:
+        sim.free(ta)
+        sim.free(to)
+    tiles = [(0, 0), (32, 0)]  # pages 0 and 2 of the 2 x 2 tile grid, row-major
+    for r, c in tiles:
+        np.testing.assert_array_equal(out[r:r + 32, c:c + 32], bf16(X[r:r + 32, c:c + 32]))
