@@ -38,6 +38,7 @@ from ttprefill.scheduler import Chunk, ChunkScheduler, ScheduledRequest, Schedul
 
 __all__ = ["Engine", "EngineError", "EngineOptions", "PrefillResult", "make_mixers"]
 
+
 @dataclass
 class PrefillResult:
     request_id: str
