@@ -9,14 +9,14 @@ tokens as GDN state, so a request that reuses another's prefix is checked agains
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from types import SimpleNamespace
-
-from ttprefill.cache import CacheFullError, PrefixCache, chain_keys
+from ttprefill.cache import CacheFullError, PrefixCache, blocks, chain_keys
 from ttprefill.scheduler import Chunk, ChunkScheduler, RequestState, SchedulerStalled
 
 B = 8  # block tokens
@@ -341,6 +341,19 @@ def test_no_wait_when_the_other_request_is_already_past_the_shared_prefix():
     for request, chunk in step:
         harness.run(request, chunk)
     harness.drain()
+
+
+def test_each_block_of_a_prompt_is_hashed_once(monkeypatch):
+    calls = []
+    real_hash = blocks.block_hash
+    monkeypatch.setattr(blocks, "block_hash", lambda *args: calls.append(args) or real_hash(*args))
+    harness = Harness()
+    harness.sched.submit("a", SYSTEM + [1] * 10)  # 5 full blocks
+    while harness.sched.has_work:  # not drain(): its invariant checks re-hash every block on purpose
+        for request, chunk in harness.sched.next_step():
+            harness.run(request, chunk)
+    assert harness.cache.num_blocks == 5
+    assert len(calls) == 5  # at submission; the lookup and the publication use those keys
 
 
 def test_a_later_request_reuses_the_checkpoint_of_a_finished_one():
