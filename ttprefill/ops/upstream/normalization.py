@@ -257,6 +257,7 @@ def layernorm_block_size(fp32_dest_acc: bool) -> int:
 
 
 def layernorm_spec(s: LayerNormShape) -> NamedProgramSpec:
+    """The interleaved multi-core factory's program for this shape, by names (buffers, args, defines)."""
     Wt = -(-s.width // TILE)
     Ht_total = -(-s.rows // TILE)
     blk = layernorm_block_size(s.fp32_dest_acc)
@@ -296,7 +297,7 @@ def layernorm_spec(s: LayerNormShape) -> NamedProgramSpec:
     reader = NamedKernel(LN_READER, "riscv_1", reader_dfbs, reader_tensors, {"block_size": blk, "W": s.width},
                          defines=dict(defines))
     writer = NamedKernel(LN_WRITER, "riscv_0", ["out"], {"dst": "dst"}, {"block_size": blk})
-    # Every buffer but the reader-only ones: the compute kernel opens all it declares under these defines.
+    # The compute kernel opens every buffer of the program under these defines (tests/upstream checks it).
     compute = NamedKernel(LN_COMPUTE, "compute", [d.name for d in dfbs], {},
                           {"Wt": Wt, "block_size": blk, "do_gamma": int(s.gamma), "do_beta": int(s.beta),
                            "fp32_dest_acc_en": int(s.fp32_dest_acc), "float32_reduction": int(s.fp32_dest_acc),
