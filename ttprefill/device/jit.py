@@ -89,8 +89,11 @@ def device_defines() -> dict[str, str]:
     """The defines tt-metal's JIT sets for every kernel from the device it builds for: the DRAM and
     worker-L1 bank counts (bank-interleaved address generators divide by them)."""
     l1_banks = GRID_X * GRID_Y
-    return {"NUM_DRAM_BANKS": str(DRAM_BANKS), "IS_NOT_POW2_NUM_DRAM_BANKS": str(int(DRAM_BANKS & (DRAM_BANKS - 1) != 0)),
-            "NUM_L1_BANKS": str(l1_banks), "LOG_BASE_2_OF_NUM_L1_BANKS": str(l1_banks.bit_length() - 1)}
+    defines = {"NUM_DRAM_BANKS": str(DRAM_BANKS), "NUM_L1_BANKS": str(l1_banks),
+               "LOG_BASE_2_OF_NUM_L1_BANKS": str(l1_banks.bit_length() - 1)}
+    if DRAM_BANKS & (DRAM_BANKS - 1):  # set only when the count is not a power of two, as tt-metal's JIT does
+        defines["IS_NOT_POW2_NUM_DRAM_BANKS"] = "1"
+    return defines
 
 
 def role_defines(role: Role, config: ComputeConfig | None) -> dict[str, str]:
