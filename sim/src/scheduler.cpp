@@ -732,19 +732,53 @@ uint64_t Scheduler::noc_latency(uint32_t x, uint32_t y) const {
 uint64_t BandwidthLedger::reserve(uint64_t t, double bytes) {
     const double capacity = rate_ * double(kBucketCycles);
     size_t b = size_t(t / kBucketCycles);
+    if (b < first_) {
+        throw SimError("internal: a transfer booked at cycle " + std::to_string(t) +
+                       ", before the bandwidth ledger's kept window (bucket " + std::to_string(first_) + ")");
+    }
     // The first bucket only has the part after t left.
     double first_room = capacity * double((b + 1) * kBucketCycles - t) / double(kBucketCycles);
     double remaining = bytes;
     for (;; ++b) {
-        if (used_.size() <= b) used_.resize(b + 1024, 0.0);
-        double room = std::max(0.0, (b == size_t(t / kBucketCycles) ? first_room : capacity) - used_[b]);
+        const size_t i = b - first_;
+        if (used_.size() <= i) used_.resize(i + 1024, 0.0);
+        double room = std::max(0.0, (b == size_t(t / kBucketCycles) ? first_room : capacity) - used_[i]);
         double take = std::min(room, remaining);
-        used_[b] += take;
+        used_[i] += take;
         remaining -= take;
         if (remaining <= 1e-9) {
-            uint64_t end = uint64_t(double(b * kBucketCycles) + used_[b] / rate_ + 0.999);
+            uint64_t end = uint64_t(double(b * kBucketCycles) + used_[i] / rate_ + 0.999);
             return std::max(end, t + uint64_t(bytes / rate_ + 0.999));
         }
+    }
+}
+
+void BandwidthLedger::forget_before(uint64_t t) {
+    const size_t b = size_t(t / kBucketCycles);
+    if (b <= first_) return;
+    const size_t drop = b - first_;
+    if (drop >= used_.size()) {
+        used_.clear();
+        first_ = b;
+        return;
+    }
+    if (drop < 4096) return;  // erase in large steps: the move of the kept buckets stays amortised
+    used_.erase(used_.begin(), used_.begin() + std::ptrdiff_t(drop));
+    first_ = b;
+}
+
+// Every booking starts at its fiber's clock (transfer), fibers' clocks never go back, and only
+// data-movement fibers book, so nothing books before the lowest clock of the data-movement fibers
+// still running.
+void Scheduler::trim_ledgers() {
+    uint64_t floor = std::numeric_limits<uint64_t>::max();
+    for (const auto& f : fibers_) {
+        if (f->state != FiberState::Done && f->state != FiberState::Failed && !f->compute) floor = std::min(floor, f->clock);
+    }
+    if (floor == std::numeric_limits<uint64_t>::max()) return;
+    for (auto& d : dram_ledger_) d.forget_before(floor);
+    for (auto& ports : port_ledger_) {
+        for (auto& p : ports) p.forget_before(floor);
     }
 }
 
@@ -758,6 +792,10 @@ uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency, boo
     if (dram_bank >= 0)
         rate = std::min(rate, write ? timing::kCoreDramWriteBytesPerCycle : timing::kCoreDramReadBytesPerCycle);
     double link_bytes = double(size) * timing::kNocLinkBytesPerCycle / rate;
+    if (++transfers_since_trim_ >= 4096) {
+        transfers_since_trim_ = 0;
+        trim_ledgers();
+    }
     uint64_t done = port_ledger_[core_index][noc].reserve(f.clock, link_bytes);
     if (dram_bank >= 0) {
         done = std::max(done, dram_ledger_[dram_bank].reserve(f.clock, double(size)));
