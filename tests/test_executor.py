@@ -25,9 +25,14 @@ def test_backends_state_their_capabilities_and_the_opened_device_agrees():
     assert not OfflineDevice().capabilities.holds_data
 
 
-def test_a_backend_without_a_mesh_refuses_a_mesh_shape():
+def test_a_backend_without_a_mesh_refuses_a_mesh_shape(monkeypatch):
+    from ttprefill.device.backends import Backend
+
+    one_chip = Backend("one", "ttprefill.device.sim_device", "SimDevice", models_time=True, mesh=False,
+                       description="a one-chip backend")
+    monkeypatch.setitem(BACKENDS, "one", one_chip)
     with pytest.raises(ValueError, match="runs one chip"):
-        open_device("sim", mesh_shape=(1, 2))
+        open_device("one", mesh_shape=(1, 2))
 
 
 def test_run_reports_combine_cycles_counters_and_keep_each_program():

@@ -78,3 +78,27 @@ FPU_FLOPS_PER_CYCLE_LOFI = 2 * 8 * 16 * 16
 def fpu_peak_flops_per_cycle(cores: int, fidelity) -> float:
     """The FPU peak of `cores` cores at a math fidelity (anything with `.phases`: device.program.MathFidelity)."""
     return cores * FPU_FLOPS_PER_CYCLE_LOFI / fidelity.phases
+
+
+# ---- Ethernet between chips (the mesh executor's collective timing; sources in docs/TIMING.md, "Ethernet")
+# One Wormhole Ethernet link: 100 Gb/s per direction, headers included (tt-metal tech_reports/
+# EthernetMultichip/BasicEthernetGuide.md, "Ethernet Link"; 12.5 GB/s per direction per link).
+ETH_LINK_RAW_BYTES_PER_S = 12.5e9
+# Share of the raw rate left for payload: packet header, MAC, FEC and CRC cost 3-6 % for payloads above
+# 1 KiB (same guide; its bandwidth curves peak for 4-16 KiB packets). Central 0.95, range 0.94-0.97: an
+# estimate of the link alone; the EDM/fabric workers' own limits are not modeled, so this is a ceiling.
+ETH_PAYLOAD_EFFICIENCY = 0.95
+ETH_LINK_PAYLOAD_BYTES_PER_S = ETH_LINK_RAW_BYTES_PER_S * ETH_PAYLOAD_EFFICIENCY
+# One hop chip to chip: ~650 ns (same guide, "Ring Ping Latency": 8-hop ring round trip ~5.2 us with the
+# payload-available signal merged into the packet; 690 ns in its older formulation, 530-620 ns one way
+# on a single link).
+ETH_HOP_LATENCY_S = 650e-9
+# The start of a collective: each Ethernet data mover handshakes with its peer across the link before
+# moving data (tech_reports/EthernetMultichip/CclDeveloperGuide.md, "Initialization"): one round trip,
+# ~1100 ns (BasicEthernetGuide, "Single Ethernet Link Round-Trip Latency").
+ETH_HANDSHAKE_S = 1.1e-6
+# Links between two neighbouring chips that the fabric uses: 2, as ttnn's own fabric mesh graph descriptors
+# declare for an n300 (1x2) and a T3000 (2x4) (ttnn wheel tt_metal/fabric/mesh_graph_descriptors/
+# n300_mesh_graph_descriptor.textproto, t3k_mesh_graph_descriptor.textproto: channels count 2, policy
+# RELAXED, i.e. at most 2). The older BasicEthernetGuide reserved one of an n300's two for dispatch.
+ETH_LINKS_PER_NEIGHBOUR_PAIR = 2

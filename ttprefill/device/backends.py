@@ -19,11 +19,16 @@ class Backend:
     models_time: bool  # its RunReports carry modeled cycles
     mesh: bool  # it can open a mesh of chips (mesh_shape=...)
     description: str
+    # The executor opened when mesh_shape is given, if another class than the one-chip executor's.
+    mesh_module: str | None = None
+    mesh_class_name: str | None = None
 
 
 BACKENDS: dict[str, Backend] = {
-    "sim": Backend("sim", "ttprefill.device.sim_device", "SimDevice", models_time=True, mesh=False,
-                   description="the simulator built from sim/ (one Wormhole chip, modeled time)"),
+    "sim": Backend("sim", "ttprefill.device.sim_device", "SimDevice", models_time=True, mesh=True,
+                   description="the simulator built from sim/ (one Wormhole chip, or with mesh_shape a mesh of "
+                               "them joined by modeled Ethernet; modeled time)",
+                   mesh_module="ttprefill.device.mesh", mesh_class_name="SimMesh"),
     "tt": Backend("tt", "ttprefill.device.tt_device", "TTDevice", models_time=False, mesh=True,
                   description="a Wormhole card (n150, or n300 as a 1x2 mesh) through ttnn, wall time"),
 }
@@ -37,8 +42,11 @@ def backend_info(name: str) -> Backend:
 
 
 def open_device(backend: str, **options):
-    """An executor of the named backend; options go to its constructor (e.g. mesh_shape=(1, 2) for "tt")."""
+    """An executor of the named backend; options go to its constructor (e.g. mesh_shape=(1, 2): "sim" then
+    opens a SimMesh of simulated chips, "tt" a ttnn mesh)."""
     info = backend_info(backend)
     if "mesh_shape" in options and not info.mesh:
         raise ValueError(f"backend {backend!r} runs one chip; drop mesh_shape or use a backend with a mesh")
+    if "mesh_shape" in options and info.mesh_class_name:
+        return getattr(importlib.import_module(info.mesh_module), info.mesh_class_name)(**options)
     return getattr(importlib.import_module(info.module), info.class_name)(**options)

@@ -1,0 +1,438 @@
+"""SimMesh: an executor of R x C simulated Wormhole chips, with ttnn's tensor placement and collectives.
+
+What it mirrors of ttnn (0.81.1; the semantics are those of ttnn's mesh mappers and of the golden
+functions ttnn attaches to its collectives, ttnn/operations/ccl.py):
+
+- A mesh tensor has one shard per chip, all of the same shape, at the same DRAM address on every chip
+  (ttnn allocates a MeshBuffer in lock step over the mesh). Its `shape` is the per-chip shape, as a
+  ttnn mesh tensor's is; `global_shape` is what composing the shards gives.
+- Placement, one entry per mesh axis: `Replicate()` or `Shard(dim)` (ttnn.PlacementReplicate /
+  PlacementShard in a MeshMapperConfig). `shard_placements(dim)` splits one tensor dimension over every
+  chip in row-major order, as ttnn.ShardTensorToMesh does; `REPLICATE` copies it to every chip
+  (ReplicateTensorToMesh). Downloads compose as ConcatMeshToTensor / create_mesh_composer: shards of a
+  sharded axis are concatenated in chip order, a replicated axis contributes its first chip's copy.
+- Programs: `run(program)` runs the same Program on every chip (addresses coincide, so one Program fits
+  all); `run_per_chip({(r, c): program})` gives chips their own programs, e.g. other runtime args, as
+  ttnn.MeshProgramDescriptor does. Chips run concurrently: a step's time is the slowest chip's.
+- Collectives over a mesh axis (`cluster_axis`) or the whole mesh in row-major order (None), on a line
+  or a ring: all_gather(dim) concatenates a group's shards in chip order; reduce_scatter(dim) sums the
+  group's tensors and gives position i of the group chunk i along dim; all_reduce sums. Gathers copy
+  bytes exactly. Sums accumulate in bfloat16, rounding each partial sum, for bf16 and bfp8 tensors
+  (ttnn's all_reduce docstring: "the reduction is performed in BFLOAT16; BFLOAT8_B inputs are up-cast
+  to BFLOAT16 for the reduction and cast back"; reduce_scatter keeps the input dtype) and in fp32 for
+  fp32 tensors. The order of the adds is inferred from tt-metal's CCL developer guide, not read from
+  the kernels: on a ring a chunk's partial starts at the chip after its owner and goes round to the
+  owner, which adds its own last; on a line the partials from both ends meet at the owner. all_reduce
+  is ttnn's composite: a reduce-scatter along the last dim, then an all-gather, when the last dim splits
+  into whole tiles per chip, else an all-broadcast after which every chip sums in chip order.
+- Time: each collective's modeled time is mesh_timing.collective_time (Ethernet links, hops,
+  handshake; docs/TIMING.md). Collectives do not overlap programs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ttprefill.hw import CLOCK_HZ, ETH_LINKS_PER_NEIGHBOUR_PAIR
+
+from . import formats
+from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport
+from .mesh_timing import LINE, RING, TOPOLOGIES, collective_time
+from .program import GRID_X, GRID_Y, CoreCoord, DataFormat, Program
+from .sim_device import DEFAULT_COST_SETTING, SimDevice
+from .tensor import DeviceTensor
+
+TILE = 32
+
+
+@dataclass(frozen=True)
+class Replicate:
+    """Every chip along this mesh axis holds the whole tensor (ttnn.PlacementReplicate)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The chips along this mesh axis each hold one slice of tensor dimension `dim` (ttnn.PlacementShard)."""
+
+    dim: int
+
+
+REPLICATE = (Replicate(), Replicate())
+
+
+def shard_placements(dim: int) -> tuple[Shard, Shard]:
+    """ttnn.ShardTensorToMesh(mesh, dim): `dim` split over all chips in row-major order (the same as
+    sharding it along both mesh axes)."""
+    return (Shard(dim), Shard(dim))
+
+
+# Meshes whose wiring closes an axis into a ring: a T3000 opened as 1x8 is the ring round its 2x4
+# perimeter (tech_reports/EthernetMultichip/BasicEthernetGuide.md, T3000). ttnn's fabric graph for the
+# T3000 as 2x4 declares a mesh, not a torus, so neither of its axes is a ring.
+WIRED_RINGS: dict[tuple[int, int], frozenset[int]] = {(1, 8): frozenset({1})}
+
+
+@dataclass
+class MeshTensor(DeviceTensor):
+    """A tensor over the mesh: `shape` is each chip's shard, `shards` the per-chip tensors (row-major)."""
+
+    placements: tuple = REPLICATE
+    shards: list = field(default_factory=list, repr=False)
+
+    @property
+    def global_shape(self) -> tuple[int, ...]:
+        shape = list(self.shape)
+        for axis, p in enumerate(self.placements):
+            if isinstance(p, Shard):
+                shape[p.dim] *= self.device.mesh_shape[axis]
+        return tuple(shape)
+
+    def __repr__(self) -> str:
+        return (f"MeshTensor(shape={self.shape}, global_shape={self.global_shape}, format={self.data_format.name}, "
+                f"placements={self.placements}, address={self.address:#x})")
+
+
+def _norm_dim(dim: int, rank: int) -> int:
+    d = dim + rank if dim < 0 else dim
+    if not 0 <= d < rank:
+        raise ValueError(f"dim {dim} is outside a tensor of rank {rank}")
+    return d
+
+
+def _check_placements(placements, rank: int) -> tuple:
+    placements = tuple(placements)
+    if len(placements) != 2 or not all(isinstance(p, (Replicate, Shard)) for p in placements):
+        raise ValueError(f"placements need one Replicate() or Shard(dim) per mesh axis (2), got {placements!r}")
+    return tuple(Shard(_norm_dim(p.dim, rank)) if isinstance(p, Shard) else p for p in placements)
+
+
+def _accumulate(values: list[np.ndarray], data_format: DataFormat) -> np.ndarray:
+    """values[0] + values[1] + ... in order, each partial rounded as the reducing chip stores it."""
+    if data_format is DataFormat.Float32:
+        acc = np.asarray(values[0], np.float32).copy()
+        for v in values[1:]:
+            acc = acc + np.asarray(v, np.float32)
+        return acc
+    acc = formats.round_to_bf16(np.asarray(values[0], np.float32))
+    for v in values[1:]:
+        acc = formats.round_to_bf16(acc + formats.round_to_bf16(np.asarray(v, np.float32)))
+    return acc
+
+
+def _reduce_chunk(parts: list[np.ndarray], owner: int, topology: str, data_format: DataFormat) -> np.ndarray:
+    """The sum that lands on group position `owner` (see the module docstring for the order)."""
+    n = len(parts)
+    if n == 1:
+        return _accumulate(parts, data_format)
+    if topology == RING and n > 2:
+        return _accumulate([parts[(owner + k) % n] for k in range(1, n + 1)], data_format)
+    left, right = parts[:owner], parts[owner + 1:][::-1]
+    acc = parts[owner]
+    for side in (left, right):
+        if side:
+            acc = _accumulate([_accumulate(side, data_format), acc], data_format)
+    return _accumulate([acc], data_format)
+
+
+class SimMesh:
+    """R x C simulated Wormhole chips (each a SimDevice) joined by Ethernet, with ttnn's collectives."""
+
+    grid = (GRID_X, GRID_Y)
+
+    def __init__(self, mesh_shape: tuple[int, int] = (1, 2), topology: str = LINE, *,
+                 links: int = ETH_LINKS_PER_NEIGHBOUR_PAIR, ring_axes=None, timing_only: bool = False,
+                 trace: bool = False, costs: str = DEFAULT_COST_SETTING):
+        shape = tuple(int(s) for s in mesh_shape)
+        if len(shape) != 2 or any(s < 1 for s in shape):
+            raise ValueError(f"mesh_shape must be two positive ints (rows, cols), got {mesh_shape!r}")
+        if topology not in TOPOLOGIES:
+            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(TOPOLOGIES)} "
+                             "(ttnn's FABRIC_1D is a line, FABRIC_1D_RING a ring)")
+        if links < 1:
+            raise ValueError(f"links per neighbouring chip pair must be at least 1, got {links}")
+        self.mesh_shape = shape
+        self.topology = topology
+        self.links = int(links)
+        self.ring_axes = frozenset(WIRED_RINGS.get(shape, frozenset()) if ring_axes is None else ring_axes)
+        self.timing_only = timing_only
+        self.chips = [SimDevice(timing_only=timing_only, trace=trace, costs=costs)
+                      for _ in range(shape[0] * shape[1])]
+        self.capabilities = Capabilities(models_time=True, holds_data=True, has_mesh=len(self.chips) > 1,
+                                         mesh_shape=shape)
+        self.host_traffic = HostTraffic()
+        self.ethernet_bytes = 0  # modeled bytes over the busiest link direction, summed over collectives
+        self.last_report: RunReport | None = None
+
+    @property
+    def num_chips(self) -> int:
+        return len(self.chips)
+
+    def chip(self, row: int, col: int) -> SimDevice:
+        rows, cols = self.mesh_shape
+        if not (0 <= row < rows and 0 <= col < cols):
+            raise ValueError(f"chip ({row}, {col}) is outside the {rows}x{cols} mesh")
+        return self.chips[row * cols + col]
+
+    # ------------------------------------------------------------------ placement
+    def _split(self, array: np.ndarray, placements: tuple) -> list[np.ndarray]:
+        """Per-chip arrays, row-major over the mesh (ttnn's create_mesh_mapper)."""
+        rows, cols = self.mesh_shape
+        counts: dict[int, int] = {}
+        for axis, p in enumerate(placements):
+            if isinstance(p, Shard):
+                counts[p.dim] = counts.get(p.dim, 1) * self.mesh_shape[axis]
+        for dim, count in counts.items():
+            size = array.shape[dim]
+            if size % count:
+                raise ValueError(
+                    f"cannot shard dim {dim} of size {size} over {count} chips of the {rows}x{cols} mesh: {size} is "
+                    f"not a multiple of {count}; pad dim {dim} to a multiple of {count} or replicate it")
+        by_row = np.split(array, rows, axis=placements[0].dim) if isinstance(placements[0], Shard) else [array] * rows
+        out = []
+        for part in by_row:
+            out += np.split(part, cols, axis=placements[1].dim) if isinstance(placements[1], Shard) else [part] * cols
+        return [np.ascontiguousarray(a) for a in out]
+
+    def compose(self, shards: list[np.ndarray], placements: tuple) -> np.ndarray:
+        """One array from per-chip arrays (ttnn's ConcatMeshToTensor / create_mesh_composer)."""
+        rows, cols = self.mesh_shape
+        row_values = []
+        for r in range(rows):
+            part = shards[r * cols:(r + 1) * cols]
+            row_values.append(np.concatenate(part, axis=placements[1].dim) if isinstance(placements[1], Shard)
+                              else part[0])
+        return np.concatenate(row_values, axis=placements[0].dim) if isinstance(placements[0], Shard) else row_values[0]
+
+    # ------------------------------------------------------------------ tensors
+    def _allocate_lockstep(self, shape, data_format: DataFormat, placements: tuple) -> MeshTensor:
+        shards = [chip.allocate(shape, data_format) for chip in self.chips]
+        addresses = {s.address for s in shards}
+        if len(addresses) != 1:
+            for chip, s in zip(self.chips, shards):
+                chip.free(s)
+            raise RuntimeError("the chips' allocators diverged (a tensor was allocated on one chip alone); allocate "
+                               "mesh tensors through the SimMesh only")
+        return MeshTensor(shards[0].shape, DataFormat(data_format), shards[0].address, self,
+                          placements=placements, shards=shards)
+
+    def allocate(self, shape: tuple[int, ...], data_format: DataFormat, placements=REPLICATE) -> MeshTensor:
+        """A tensor of per-chip `shape` on every chip; `placements` says how its shards compose."""
+        shape = tuple(int(s) for s in shape)
+        return self._allocate_lockstep(shape, data_format, _check_placements(placements, len(shape)))
+
+    def upload(self, array: np.ndarray, data_format: DataFormat, placements=REPLICATE) -> MeshTensor:
+        array = np.asarray(array)
+        placements = _check_placements(placements, array.ndim)
+        parts = self._split(array, placements)
+        t = self._allocate_lockstep(parts[0].shape, data_format, placements)
+        self._write_parts(t, parts)
+        return t
+
+    def write(self, tensor: MeshTensor, array: np.ndarray) -> None:
+        """Write a whole (global) array, distributed by the tensor's placements."""
+        self._check_live(tensor)
+        array = np.asarray(array)
+        if tuple(array.shape) != tensor.global_shape:
+            raise ValueError(f"cannot write an array of shape {array.shape} into a mesh tensor of global shape "
+                             f"{tensor.global_shape}")
+        self._write_parts(tensor, self._split(array, tensor.placements))
+
+    def _write_parts(self, tensor: MeshTensor, parts: list[np.ndarray]) -> None:
+        for chip, shard, part in zip(self.chips, tensor.shards, parts):
+            chip.write(shard, part)
+            self.host_traffic.add(TO_DEVICE, "write", shard.nbytes)
+
+    def download_shards(self, tensor: MeshTensor) -> list[np.ndarray]:
+        self._check_live(tensor)
+        out = [chip.download(s) for chip, s in zip(self.chips, tensor.shards)]
+        self.host_traffic.add(TO_HOST, "read", sum(s.nbytes for s in tensor.shards))
+        return out
+
+    def download(self, tensor: MeshTensor) -> np.ndarray:
+        """The tensor composed by its placements (replicated axes read their first chip)."""
+        return self.compose(self.download_shards(tensor), tensor.placements)
+
+    def free(self, tensor: MeshTensor) -> None:
+        self._check_live(tensor)
+        for chip, s in zip(self.chips, tensor.shards):
+            chip.free(s)
+        tensor.freed = True
+
+    def _check_live(self, tensor) -> None:
+        if not isinstance(tensor, MeshTensor) or tensor.device is not self:
+            raise ValueError("tensor belongs to another device (mesh tensors come from this SimMesh)")
+        if tensor.freed:
+            raise ValueError("tensor was freed")
+
+    # ------------------------------------------------------------------ programs
+    def worker_noc_coord(self, core: CoreCoord) -> tuple[int, int]:
+        return self.chips[0].worker_noc_coord(core)
+
+    def run(self, program: Program) -> RunReport:
+        """The same program on every chip, concurrently: the step takes as long as the slowest chip."""
+        return self.run_per_chip({(r, c): program for r in range(self.mesh_shape[0])
+                                  for c in range(self.mesh_shape[1])}, name=program.name)
+
+    def run_per_chip(self, programs: Mapping[tuple[int, int], Program], name: str | None = None) -> RunReport:
+        """Each listed chip runs its own program (ttnn.MeshProgramDescriptor); the others idle."""
+        if not programs:
+            raise ValueError("run_per_chip needs at least one (row, col) -> Program")
+        t0 = time.perf_counter()
+        per_chip = {}
+        for coord, program in programs.items():
+            per_chip[tuple(coord)] = self.chip(*coord).run(program)
+        reports = list(per_chip.values())
+        slowest = max(reports, key=lambda r: r.cycles)
+        report = RunReport(name or slowest.program, time.perf_counter() - t0, slowest.cycles, slowest.cores,
+                           slowest.counters, sum(r.jit_compiled for r in reports), sum(r.jit_cached for r in reports),
+                           zones=slowest.zones,
+                           extra={"per_chip_cycles": {f"{r},{c}": rep.cycles for (r, c), rep in per_chip.items()}})
+        self.last_report = report
+        return report
+
+    # ------------------------------------------------------------------ collectives
+    def groups(self, cluster_axis: int | None) -> list[list[int]]:
+        """Chip indices (row-major) of each independent collective group, in group order."""
+        rows, cols = self.mesh_shape
+        if cluster_axis is None:
+            return [list(range(rows * cols))]
+        if cluster_axis == 0:
+            return [[r * cols + c for r in range(rows)] for c in range(cols)]
+        if cluster_axis == 1:
+            return [[r * cols + c for c in range(cols)] for r in range(rows)]
+        raise ValueError(f"cluster_axis must be 0, 1 or None (the whole mesh), got {cluster_axis!r}")
+
+    def _topology(self, cluster_axis: int | None, topology: str | None) -> str:
+        topology = topology or self.topology
+        if topology not in TOPOLOGIES:
+            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(TOPOLOGIES)}")
+        if topology == RING:
+            rows, cols = self.mesh_shape
+            if cluster_axis is None:
+                # The whole mesh as one ring: a 1-D mesh whose axis is wired round, or a 2-D grid's perimeter
+                # tour (a Hamiltonian cycle exists when both sides are >= 2 and the chip count is even).
+                wired = (1 in self.ring_axes and rows == 1) or (0 in self.ring_axes and cols == 1) or (
+                    rows >= 2 and cols >= 2 and rows * cols % 2 == 0)
+                size = rows * cols
+            else:
+                wired = cluster_axis in self.ring_axes
+                size = self.mesh_shape[cluster_axis]
+            if size > 2 and not wired:
+                raise ValueError(f"the {rows}x{cols} mesh has no ring over axis {cluster_axis}: its wiring does not "
+                                 f"close it (rings: {sorted(self.ring_axes) or 'none'}); use topology='line' or "
+                                 f"open the mesh with ring_axes={{{cluster_axis}}} if the chips are cabled as a ring")
+        return topology
+
+    def _collective_report(self, kind: str, tensor: MeshTensor, nbytes: int, group_size: int, topology: str,
+                           t0: float) -> None:
+        timing = collective_time(kind, nbytes, group_size, topology, self.links)
+        self.ethernet_bytes += int(timing.busiest_link_bytes)
+        self.last_report = RunReport(kind, time.perf_counter() - t0, int(round(timing.seconds * CLOCK_HZ)),
+                                     counters={"ethernet_busiest_link_bytes": int(timing.busiest_link_bytes)},
+                                     extra={"collective": timing.as_dict(), "modeled_s": timing.seconds})
+
+    def _output(self, shape, tensor: MeshTensor, placements: tuple, per_chip: dict[int, np.ndarray] | None) -> MeshTensor:
+        out = self._allocate_lockstep(tuple(shape), tensor.data_format, placements)
+        if per_chip is not None:
+            for i, chip in enumerate(self.chips):
+                chip.write(out.shards[i], per_chip[i])
+        return out
+
+    def _inputs(self, tensor: MeshTensor) -> list[np.ndarray] | None:
+        """Each chip's shard, read without counting host traffic (on the device it never leaves the mesh);
+        None when timing only (kernels' writes are dropped, so outputs read as zeros)."""
+        self._check_live(tensor)
+        if self.timing_only:
+            return None
+        return [chip.download(s) for chip, s in zip(self.chips, tensor.shards)]
+
+    def _scatter_label(self, placements: tuple, dim: int, cluster_axis: int | None) -> tuple:
+        """Output placements of a reduce-scatter as ttnn's golden labels them: axes that sharded `dim` become
+        replicated, then the cluster axis (every axis of more than one chip when None) shards `dim`."""
+        out = [Replicate() if isinstance(p, Shard) and p.dim == dim else p for p in placements]
+        if cluster_axis is None:
+            return tuple(Shard(dim) if size > 1 else Replicate() for size in self.mesh_shape)
+        out[cluster_axis] = Shard(dim)
+        return tuple(out)
+
+    def all_gather(self, tensor: MeshTensor, dim: int, cluster_axis: int | None = None,
+                   topology: str | None = None) -> MeshTensor:
+        """ttnn.all_gather: each chip ends with its group's shards concatenated along `dim` in group order."""
+        t0 = time.perf_counter()
+        dim = _norm_dim(dim, len(tensor.shape))
+        topology = self._topology(cluster_axis, topology)
+        groups = self.groups(cluster_axis)
+        n = len(groups[0])
+        shards = self._inputs(tensor)
+        per_chip = None
+        if shards is not None:
+            per_chip = {}
+            for g in groups:
+                gathered = np.concatenate([shards[i] for i in g], axis=dim)
+                per_chip.update({i: gathered for i in g})
+        shape = list(tensor.shape)
+        shape[dim] *= n
+        placements = tuple(Replicate() if isinstance(p, Shard) and p.dim == dim else p for p in tensor.placements)
+        out = self._output(shape, tensor, placements, per_chip)
+        self._collective_report("all_gather", tensor, tensor.shards[0].nbytes, n, topology, t0)
+        return out
+
+    def _scatter_shape(self, tensor: MeshTensor, dim: int, n: int) -> list[int]:
+        shape = list(tensor.shape)
+        if shape[dim] % n:
+            raise ValueError(f"cannot reduce-scatter dim {dim} of size {shape[dim]} over {n} chips: {shape[dim]} is not "
+                             f"a multiple of {n}; pad dim {dim} to a multiple of {n} or use all_reduce")
+        shape[dim] //= n
+        return shape
+
+    def reduce_scatter(self, tensor: MeshTensor, dim: int, cluster_axis: int | None = None,
+                       topology: str | None = None) -> MeshTensor:
+        """ttnn.reduce_scatter (sum): group position i ends with chunk i (along `dim`) of the group's sum."""
+        t0 = time.perf_counter()
+        dim = _norm_dim(dim, len(tensor.shape))
+        topology = self._topology(cluster_axis, topology)
+        groups = self.groups(cluster_axis)
+        n = len(groups[0])
+        shape = self._scatter_shape(tensor, dim, n)
+        shards = self._inputs(tensor)
+        per_chip = None
+        if shards is not None:
+            per_chip = {}
+            for g in groups:
+                chunks = [np.split(shards[i], n, axis=dim) for i in g]
+                for pos, i in enumerate(g):
+                    per_chip[i] = _reduce_chunk([c[pos] for c in chunks], pos, topology, tensor.data_format)
+        out = self._output(shape, tensor, self._scatter_label(tensor.placements, dim, cluster_axis), per_chip)
+        self._collective_report("reduce_scatter", tensor, tensor.shards[0].nbytes, n, topology, t0)
+        return out
+
+    def all_reduce(self, tensor: MeshTensor, cluster_axis: int | None = None, topology: str | None = None) -> MeshTensor:
+        """ttnn.all_reduce (sum): every chip of a group ends with the group's sum."""
+        t0 = time.perf_counter()
+        topology = self._topology(cluster_axis, topology)
+        groups = self.groups(cluster_axis)
+        n = len(groups[0])
+        shards = self._inputs(tensor)
+        per_chip = None
+        if shards is not None:
+            last = len(tensor.shape) - 1
+            composite = tensor.shape[last] % (n * TILE) == 0
+            per_chip = {}
+            for g in groups:
+                if composite:  # reduce-scatter along the last dim, then all-gather the chunks
+                    chunks = [np.split(shards[i], n, axis=last) for i in g]
+                    total = np.concatenate([_reduce_chunk([c[pos] for c in chunks], pos, topology, tensor.data_format)
+                                            for pos in range(n)], axis=last)
+                else:  # all-broadcast, then every chip sums the group in chip order
+                    total = _accumulate([shards[i] for i in g], tensor.data_format)
+                per_chip.update({i: total for i in g})
+        placements = list(tensor.placements)
+        for axis in (range(2) if cluster_axis is None else [cluster_axis]):
+            placements[axis] = Replicate()
+        out = self._output(tensor.shape, tensor, tuple(placements), per_chip)
+        self._collective_report("all_reduce", tensor, tensor.shards[0].nbytes, n, topology, t0)
+        return out
