@@ -330,11 +330,11 @@ def test_modeled_collective_time_is_the_formula_of_the_cited_constants(kind, mes
     getattr(mesh, kind)(t, **({} if kind == "all_reduce" else {"dim": 1}), cluster_axis=cluster_axis)
     n = mesh_shape[cluster_axis]
     nbytes = t.shards[0].nbytes
-    want = _formula(kind, nbytes, n, topology, hw.ETH_LINKS_PER_NEIGHBOUR_PAIR)
+    want = _formula(kind, nbytes, n, topology, hw.ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR)
     modeled = mesh.last_report.cycles / hw.CLOCK_HZ
     assert modeled == pytest.approx(want, rel=1e-6, abs=1e-9)
     # A bound no model may beat: every byte that must cross the busiest link at the raw link rate.
-    links = hw.ETH_LINKS_PER_NEIGHBOUR_PAIR
+    links = hw.ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
     must_cross = {"all_gather": (n - 1) * nbytes / 2, "reduce_scatter": (n - 1) * nbytes / n / 2,
                   "all_reduce": (n - 1) * nbytes / n}[kind]
     assert modeled >= must_cross / (links * hw.ETH_LINK_RAW_BYTES_PER_S)

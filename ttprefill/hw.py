@@ -97,8 +97,13 @@ ETH_HOP_LATENCY_S = 650e-9
 # moving data (tech_reports/EthernetMultichip/CclDeveloperGuide.md, "Initialization"): one round trip,
 # ~1100 ns (BasicEthernetGuide, "Single Ethernet Link Round-Trip Latency").
 ETH_HANDSHAKE_S = 1.1e-6
-# Links between two neighbouring chips that the fabric uses: 2, as ttnn's own fabric mesh graph descriptors
-# declare for an n300 (1x2) and a T3000 (2x4) (ttnn wheel tt_metal/fabric/mesh_graph_descriptors/
-# n300_mesh_graph_descriptor.textproto, t3k_mesh_graph_descriptor.textproto: channels count 2, policy
-# RELAXED, i.e. at most 2). The older BasicEthernetGuide reserved one of an n300's two for dispatch.
+# Links cabled between two neighbouring chips: 2, as ttnn's own fabric mesh graph descriptors declare for
+# an n300 (1x2) and a T3000 (2x4) (ttnn wheel tt_metal/fabric/mesh_graph_descriptors/
+# n300_mesh_graph_descriptor.textproto, t3k_mesh_graph_descriptor.textproto: channels count 2).
 ETH_LINKS_PER_NEIGHBOUR_PAIR = 2
+# Of those, the links a collective may use: 1. Fast dispatch reaches a chip without PCIe (an n300's second
+# chip) over one of its two links (BasicEthernetGuide, "N300"), and ttnn 0.81.1's
+# ttnn.operations.ccl.get_num_links, which leaves out planes reserved for dispatch, answers 1 on ttnn's
+# mock n300 with FABRIC_1D (tests/host/mock/test_mock_mesh.py asks it).
+ETH_DISPATCH_RESERVED_LINKS = 1
+ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR = ETH_LINKS_PER_NEIGHBOUR_PAIR - ETH_DISPATCH_RESERVED_LINKS

@@ -37,37 +37,32 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ttprefill.hw import CLOCK_HZ, ETH_LINKS_PER_NEIGHBOUR_PAIR
+from ttprefill.hw import CLOCK_HZ, ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
 
 from . import formats
 from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport
+from .mesh_placement import (
+    REPLICATE,
+    Replicate,
+    Shard,
+    check_placements,
+    compose,
+    gather_label,
+    global_shape,
+    norm_dim,
+    reduce_label,
+    scatter_label,
+    shard_placements,
+    split,
+)
 from .mesh_timing import LINE, RING, TOPOLOGIES, collective_time
 from .program import GRID_X, GRID_Y, CoreCoord, DataFormat, Program
 from .sim_device import DEFAULT_COST_SETTING, SimDevice
 from .tensor import DeviceTensor
 
+__all__ = ["MeshTensor", "REPLICATE", "Replicate", "Shard", "SimMesh", "WIRED_RINGS", "shard_placements"]
+
 TILE = 32
-
-
-@dataclass(frozen=True)
-class Replicate:
-    """Every chip along this mesh axis holds the whole tensor (ttnn.PlacementReplicate)."""
-
-
-@dataclass(frozen=True)
-class Shard:
-    """The chips along this mesh axis each hold one slice of tensor dimension `dim` (ttnn.PlacementShard)."""
-
-    dim: int
-
-
-REPLICATE = (Replicate(), Replicate())
-
-
-def shard_placements(dim: int) -> tuple[Shard, Shard]:
-    """ttnn.ShardTensorToMesh(mesh, dim): `dim` split over all chips in row-major order (the same as
-    sharding it along both mesh axes)."""
-    return (Shard(dim), Shard(dim))
 
 
 # Meshes whose wiring closes an axis into a ring: a T3000 opened as 1x8 is the ring round its 2x4
@@ -85,29 +80,11 @@ class MeshTensor(DeviceTensor):
 
     @property
     def global_shape(self) -> tuple[int, ...]:
-        shape = list(self.shape)
-        for axis, p in enumerate(self.placements):
-            if isinstance(p, Shard):
-                shape[p.dim] *= self.device.mesh_shape[axis]
-        return tuple(shape)
+        return global_shape(self.shape, self.placements, self.device.mesh_shape)
 
     def __repr__(self) -> str:
         return (f"MeshTensor(shape={self.shape}, global_shape={self.global_shape}, format={self.data_format.name}, "
                 f"placements={self.placements}, address={self.address:#x})")
-
-
-def _norm_dim(dim: int, rank: int) -> int:
-    d = dim + rank if dim < 0 else dim
-    if not 0 <= d < rank:
-        raise ValueError(f"dim {dim} is outside a tensor of rank {rank}")
-    return d
-
-
-def _check_placements(placements, rank: int) -> tuple:
-    placements = tuple(placements)
-    if len(placements) != 2 or not all(isinstance(p, (Replicate, Shard)) for p in placements):
-        raise ValueError(f"placements need one Replicate() or Shard(dim) per mesh axis (2), got {placements!r}")
-    return tuple(Shard(_norm_dim(p.dim, rank)) if isinstance(p, Shard) else p for p in placements)
 
 
 def _accumulate(values: list[np.ndarray], data_format: DataFormat) -> np.ndarray:
@@ -144,7 +121,7 @@ class SimMesh:
     grid = (GRID_X, GRID_Y)
 
     def __init__(self, mesh_shape: tuple[int, int] = (1, 2), topology: str = LINE, *,
-                 links: int = ETH_LINKS_PER_NEIGHBOUR_PAIR, ring_axes=None, timing_only: bool = False,
+                 links: int = ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR, ring_axes=None, timing_only: bool = False,
                  trace: bool = False, costs: str = DEFAULT_COST_SETTING):
         shape = tuple(int(s) for s in mesh_shape)
         if len(shape) != 2 or any(s < 1 for s in shape):
@@ -178,34 +155,9 @@ class SimMesh:
         return self.chips[row * cols + col]
 
     # ------------------------------------------------------------------ placement
-    def _split(self, array: np.ndarray, placements: tuple) -> list[np.ndarray]:
-        """Per-chip arrays, row-major over the mesh (ttnn's create_mesh_mapper)."""
-        rows, cols = self.mesh_shape
-        counts: dict[int, int] = {}
-        for axis, p in enumerate(placements):
-            if isinstance(p, Shard):
-                counts[p.dim] = counts.get(p.dim, 1) * self.mesh_shape[axis]
-        for dim, count in counts.items():
-            size = array.shape[dim]
-            if size % count:
-                raise ValueError(
-                    f"cannot shard dim {dim} of size {size} over {count} chips of the {rows}x{cols} mesh: {size} is "
-                    f"not a multiple of {count}; pad dim {dim} to a multiple of {count} or replicate it")
-        by_row = np.split(array, rows, axis=placements[0].dim) if isinstance(placements[0], Shard) else [array] * rows
-        out = []
-        for part in by_row:
-            out += np.split(part, cols, axis=placements[1].dim) if isinstance(placements[1], Shard) else [part] * cols
-        return [np.ascontiguousarray(a) for a in out]
-
     def compose(self, shards: list[np.ndarray], placements: tuple) -> np.ndarray:
         """One array from per-chip arrays (ttnn's ConcatMeshToTensor / create_mesh_composer)."""
-        rows, cols = self.mesh_shape
-        row_values = []
-        for r in range(rows):
-            part = shards[r * cols:(r + 1) * cols]
-            row_values.append(np.concatenate(part, axis=placements[1].dim) if isinstance(placements[1], Shard)
-                              else part[0])
-        return np.concatenate(row_values, axis=placements[0].dim) if isinstance(placements[0], Shard) else row_values[0]
+        return compose(shards, placements, self.mesh_shape)
 
     # ------------------------------------------------------------------ tensors
     def _allocate_lockstep(self, shape, data_format: DataFormat, placements: tuple) -> MeshTensor:
@@ -222,12 +174,12 @@ class SimMesh:
     def allocate(self, shape: tuple[int, ...], data_format: DataFormat, placements=REPLICATE) -> MeshTensor:
         """A tensor of per-chip `shape` on every chip; `placements` says how its shards compose."""
         shape = tuple(int(s) for s in shape)
-        return self._allocate_lockstep(shape, data_format, _check_placements(placements, len(shape)))
+        return self._allocate_lockstep(shape, data_format, check_placements(placements, len(shape)))
 
     def upload(self, array: np.ndarray, data_format: DataFormat, placements=REPLICATE) -> MeshTensor:
         array = np.asarray(array)
-        placements = _check_placements(placements, array.ndim)
-        parts = self._split(array, placements)
+        placements = check_placements(placements, array.ndim)
+        parts = split(array, placements, self.mesh_shape)
         t = self._allocate_lockstep(parts[0].shape, data_format, placements)
         self._write_parts(t, parts)
         return t
@@ -239,7 +191,7 @@ class SimMesh:
         if tuple(array.shape) != tensor.global_shape:
             raise ValueError(f"cannot write an array of shape {array.shape} into a mesh tensor of global shape "
                              f"{tensor.global_shape}")
-        self._write_parts(tensor, self._split(array, tensor.placements))
+        self._write_parts(tensor, split(array, tensor.placements, self.mesh_shape))
 
     def _write_parts(self, tensor: MeshTensor, parts: list[np.ndarray]) -> None:
         for chip, shard, part in zip(self.chips, tensor.shards, parts):
@@ -350,20 +302,11 @@ class SimMesh:
             return None
         return [chip.download(s) for chip, s in zip(self.chips, tensor.shards)]
 
-    def _scatter_label(self, placements: tuple, dim: int, cluster_axis: int | None) -> tuple:
-        """Output placements of a reduce-scatter as ttnn's golden labels them: axes that sharded `dim` become
-        replicated, then the cluster axis (every axis of more than one chip when None) shards `dim`."""
-        out = [Replicate() if isinstance(p, Shard) and p.dim == dim else p for p in placements]
-        if cluster_axis is None:
-            return tuple(Shard(dim) if size > 1 else Replicate() for size in self.mesh_shape)
-        out[cluster_axis] = Shard(dim)
-        return tuple(out)
-
     def all_gather(self, tensor: MeshTensor, dim: int, cluster_axis: int | None = None,
                    topology: str | None = None) -> MeshTensor:
         """ttnn.all_gather: each chip ends with its group's shards concatenated along `dim` in group order."""
         t0 = time.perf_counter()
-        dim = _norm_dim(dim, len(tensor.shape))
+        dim = norm_dim(dim, len(tensor.shape))
         topology = self._topology(cluster_axis, topology)
         groups = self.groups(cluster_axis)
         n = len(groups[0])
@@ -376,8 +319,7 @@ class SimMesh:
                 per_chip.update({i: gathered for i in g})
         shape = list(tensor.shape)
         shape[dim] *= n
-        placements = tuple(Replicate() if isinstance(p, Shard) and p.dim == dim else p for p in tensor.placements)
-        out = self._output(shape, tensor, placements, per_chip)
+        out = self._output(shape, tensor, gather_label(tensor.placements, dim), per_chip)
         self._collective_report("all_gather", tensor, tensor.shards[0].nbytes, n, topology, t0)
         return out
 
@@ -393,7 +335,7 @@ class SimMesh:
                        topology: str | None = None) -> MeshTensor:
         """ttnn.reduce_scatter (sum): group position i ends with chunk i (along `dim`) of the group's sum."""
         t0 = time.perf_counter()
-        dim = _norm_dim(dim, len(tensor.shape))
+        dim = norm_dim(dim, len(tensor.shape))
         topology = self._topology(cluster_axis, topology)
         groups = self.groups(cluster_axis)
         n = len(groups[0])
@@ -406,7 +348,7 @@ class SimMesh:
                 chunks = [np.split(shards[i], n, axis=dim) for i in g]
                 for pos, i in enumerate(g):
                     per_chip[i] = _reduce_chunk([c[pos] for c in chunks], pos, topology, tensor.data_format)
-        out = self._output(shape, tensor, self._scatter_label(tensor.placements, dim, cluster_axis), per_chip)
+        out = self._output(shape, tensor, scatter_label(tensor.placements, dim, cluster_axis, self.mesh_shape), per_chip)
         self._collective_report("reduce_scatter", tensor, tensor.shards[0].nbytes, n, topology, t0)
         return out
 
@@ -430,9 +372,6 @@ class SimMesh:
                 else:  # all-broadcast, then every chip sums the group in chip order
                     total = _accumulate([shards[i] for i in g], tensor.data_format)
                 per_chip.update({i: total for i in g})
-        placements = list(tensor.placements)
-        for axis in (range(2) if cluster_axis is None else [cluster_axis]):
-            placements[axis] = Replicate()
-        out = self._output(tensor.shape, tensor, tuple(placements), per_chip)
+        out = self._output(tensor.shape, tensor, reduce_label(tensor.placements, cluster_axis), per_chip)
         self._collective_report("all_reduce", tensor, tensor.shards[0].nbytes, n, topology, t0)
         return out
