@@ -114,8 +114,15 @@ class _Mesh:
 
 
 class _FakeTTNN:
+    class FabricConfig:
+        DISABLED, FABRIC_1D, FABRIC_1D_RING = "DISABLED", "FABRIC_1D", "FABRIC_1D_RING"
+
     def __init__(self, grids):
         self.mesh = _Mesh(grids)
+        self.fabric: list[str] = []
+
+    def set_fabric_config(self, config):
+        self.fabric.append(config)
 
     def MeshShape(self, *shape):
         return shape
@@ -137,6 +144,12 @@ def test_every_chip_of_a_mesh_must_have_the_full_grid(monkeypatch, tmp_path):
     with pytest.raises(TTDeviceUnavailable, match=r"chip 1 is 8x7"):
         TTDevice((1, 2))
     assert fake.mesh.closed
+    # The fabric collectives need is configured before the mesh opens and disabled when it closes.
+    assert fake.fabric == ["FABRIC_1D", "DISABLED"]
     ok = _FakeTTNN([(8, 8), (8, 8)])
     monkeypatch.setattr(tt_device, "import_ttnn", lambda: ok)
     assert TTDevice((1, 2)).chip_grids == [(0, 8, 8), (1, 8, 8)]
+    ring = _FakeTTNN([(8, 8), (8, 8)])
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: ring)
+    TTDevice((1, 2), topology="ring")
+    assert ring.fabric == ["FABRIC_1D_RING"]

@@ -92,3 +92,38 @@ def collective_time(kind: str, nbytes_per_chip: float, chips: int, topology: str
     seconds = sum(ETH_HANDSHAKE_S + hops * ETH_HOP_LATENCY_S + b / rate for b, hops in phases)
     return CollectiveTime(kind, chips, topology, links, sum(b for b, _ in phases), sum(h for _, h in phases),
                           seconds)
+
+
+# Device-timed collectives from tt-metal, each compared with the model and none used to set a constant
+# (held out): (what, kind, bytes per chip in, chips, topology, links, measured seconds low, high, source).
+_BF16_TILE, _BFP8_TILE = 2048, 1088
+HELD_OUT = [
+    ("Qwen3.5-9B pre-norm all-gather, N300, [2048, 2048] bf16 a chip", "all_gather", 2048 * 2048 * 2, 2, LINE, 1,
+     1013e-6, 1245e-6, "docs/calibration_sources.md 4d (tt/prefill_norm_tuned.py, tp_common.py)"),
+    ("Qwen3.5-27B post-norm all-gather, T3000 ring of 8, [2048, 640] bf16 a chip", "all_gather",
+     2048 * 640 // 1024 * _BF16_TILE, 8, RING, 1, 1163.7e-6, 1201.6e-6, "docs/calibration_sources.md 4d"),
+    ("same in bfp8", "all_gather", 2048 * 640 // 1024 * _BFP8_TILE, 8, RING, 1, 678.2e-6, 678.2e-6,
+     "docs/calibration_sources.md 4d"),
+] + [
+    (f"Mixtral prefill all-gather, T3000 ring of 8, bfp8 [{s}, 4096] a chip", "all_gather",
+     s * 4096 // 1024 * _BFP8_TILE, 8, RING, 1, t, t, "tt-metal issue #18808 (perf target table)")
+    for s, t in ((128, 571060e-9), (1024, 1568544e-9), (8192, 11957881e-9), (32768, 49056211e-9))
+]
+
+
+def held_out_points() -> list[dict]:
+    """The model against each device-timed collective above (ratio = modeled / measured)."""
+    out = []
+    for what, kind, nbytes, chips, topology, links, low, high, source in HELD_OUT:
+        modeled = collective_time(kind, nbytes, chips, topology, links).seconds
+        out.append({"collective": what, "kind": kind, "bytes_per_chip": nbytes, "chips": chips, "topology": topology,
+                    "links": links, "measured_s": [low, high], "modeled_s": modeled,
+                    "ratio": [modeled / high, modeled / low], "held_out": True, "source": source})
+    return out
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps({"model": "ethernet collectives (ttprefill/device/mesh_timing.py), modeled",
+                      "points": held_out_points()}, indent=1))

@@ -23,9 +23,23 @@ import numpy as np
 from . import formats
 from .program import GRID_X, GRID_Y, NUM_CIRCULAR_BUFFERS, CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, ProgramError, Role
 from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport
+from .mesh_placement import (
+    REPLICATE,
+    Shard,
+    check_placements,
+    compose,
+    gather_label,
+    global_shape,
+    norm_dim,
+    reduce_label,
+    scatter_label,
+    split,
+)
 from .tensor import DeviceTensor
 from .ttnn_env import import_ttnn
 
+# ttnn's fabric configuration for each collective topology (set before the mesh opens).
+FABRIC_CONFIGS = {"line": "FABRIC_1D", "ring": "FABRIC_1D_RING"}
 DEVICE_NODES = Path("/dev/tenstorrent")  # the kernel driver's device nodes, one per PCIe chip
 # When set, ttnn builds a mock cluster from this tt-umd cluster descriptor instead of opening chips:
 # the host stack (allocators, JIT, dispatch, program cache) runs, no kernel executes, reads give zeros.
@@ -223,6 +237,11 @@ class TTTensor(DeviceTensor):
     """A tiled, DRAM-interleaved tensor on the card; `address` is the buffer's real DRAM address."""
 
     ttnn_tensor: object = field(default=None, repr=False)
+    placements: tuple = REPLICATE  # how the per-chip shards compose (device/mesh_placement.py)
+
+    @property
+    def global_shape(self) -> tuple[int, ...]:
+        return global_shape(self.shape, self.placements, self.device.capabilities.mesh_shape)
 
     def accessor_args(self) -> list[int]:
         """The TensorAccessorArgs compile-time args ttnn itself emits for this buffer."""
@@ -240,13 +259,16 @@ class TTDevice:
     """A Wormhole card (n150: one chip; n300: a 1x2 mesh), driven through ttnn.
 
     The public surface matches SimDevice: allocate/upload/write/download/free, read_pages/
-    write_pages, run(program), worker_noc_coord. On a mesh the program runs on every chip (SPMD) on
-    replicated tensors; downloads read the first chip.
+    write_pages, run(program), worker_noc_coord. On a mesh (as SimMesh): tensors are placed with ttnn's
+    mesh mappers (`placements`, replicated by default) and composed with its mesh composers on download;
+    `run` runs one program on every chip, `run_per_chip` one per chip through ttnn.MeshProgramDescriptor;
+    all_gather / reduce_scatter / all_reduce are ttnn's, over the fabric opened with the mesh
+    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring").
     """
 
     grid = (GRID_X, GRID_Y)
 
-    def __init__(self, mesh_shape: tuple[int, int] = (1, 1)):
+    def __init__(self, mesh_shape: tuple[int, int] = (1, 1), topology: str = "line"):
         self.mock = mock_cluster() is not None
         if not self.mock and not card_present():
             raise TTDeviceUnavailable(
@@ -261,6 +283,13 @@ class TTDevice:
         wanted = mesh_shape[0] * mesh_shape[1]
         if available < wanted:
             raise TTDeviceUnavailable(f"a {mesh_shape[0]}x{mesh_shape[1]} mesh needs {wanted} chips; ttnn sees {available}")
+        if topology not in FABRIC_CONFIGS:
+            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(FABRIC_CONFIGS)}")
+        self.topology = topology
+        # Collectives between chips run over ttnn's fabric, which is configured before the mesh opens.
+        self._fabric = wanted > 1
+        if self._fabric:
+            ttnn.set_fabric_config(getattr(ttnn.FabricConfig, FABRIC_CONFIGS[topology]))
         self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape))
         self.chip_grids = chip_grids(ttnn, self.mesh)
         small = [(chip, x, y) for chip, x, y in self.chip_grids if x < self.grid[0] or y < self.grid[1]]
@@ -280,6 +309,8 @@ class TTDevice:
         if getattr(self, "mesh", None) is not None:
             self._ttnn.close_mesh_device(self.mesh)
             self.mesh = None
+            if self._fabric:
+                self._ttnn.set_fabric_config(self._ttnn.FabricConfig.DISABLED)
 
     def __enter__(self) -> "TTDevice":
         return self
@@ -294,9 +325,9 @@ class TTDevice:
         kwargs = {"device": device, "mem_config": ttnn.DRAM_MEMORY_CONFIG} if device is not None else {}
         return ttnn.Tensor(values, data_type=ttnn_data_type(ttnn, data_format), layout=ttnn.TILE_LAYOUT, **kwargs)
 
-    def _wrap(self, shape, data_format: DataFormat, tt_tensor) -> TTTensor:
+    def _wrap(self, shape, data_format: DataFormat, tt_tensor, placements: tuple = REPLICATE) -> TTTensor:
         t = TTTensor(tuple(int(s) for s in shape), DataFormat(data_format), int(tt_tensor.buffer_address()), self,
-                     ttnn_tensor=tt_tensor)
+                     ttnn_tensor=tt_tensor, placements=placements)
         if t.aligned_page_size != tt_tensor.buffer_aligned_page_size() or t.num_pages != tt_tensor.buffer_num_pages():
             raise RuntimeError(
                 f"ttnn laid out {shape} {data_format.name} as {tt_tensor.buffer_num_pages()} pages of "
@@ -314,33 +345,91 @@ class TTDevice:
         )
         return self._wrap(shape, data_format, tt_tensor)
 
-    def upload(self, array: np.ndarray, data_format: DataFormat) -> TTTensor:
+    @property
+    def num_chips(self) -> int:
+        return self.mesh.get_num_devices()
+
+    def mesh_mapper(self, placements: tuple):
+        """ttnn's mapper for `placements`: ShardTensorToMesh's for one dim over all chips, ReplicateTensorToMesh's
+        for a copy per chip, else create_mesh_mapper with a PlacementShard / PlacementReplicate per mesh axis."""
+        ttnn = self._ttnn
+        if placements == REPLICATE:
+            return ttnn.replicate_tensor_to_mesh_mapper(self.mesh)
+        if all(isinstance(p, Shard) for p in placements) and placements[0].dim == placements[1].dim:
+            return ttnn.shard_tensor_to_mesh_mapper(self.mesh, placements[0].dim)
+        config = ttnn.MeshMapperConfig(
+            [ttnn.PlacementShard(p.dim) if isinstance(p, Shard) else ttnn.PlacementReplicate() for p in placements],
+            ttnn.MeshShape(*self.capabilities.mesh_shape))
+        return ttnn.create_mesh_mapper(self.mesh, config)
+
+    def _distributed(self, array: np.ndarray, data_format: DataFormat, placements: tuple, device=None):
+        """A host tensor split by ttnn's mapper (on `device` when given). The split is checked with our own
+        rules first, so a dim that does not divide gets an error naming the numbers and the fix."""
+        split(np.empty(array.shape, np.uint8), placements, self.capabilities.mesh_shape)  # raises if a dim does not divide
+        host = self._host_tensor(array, data_format)
+        if device is None:
+            return self._ttnn.distribute_tensor(host, self.mesh_mapper(placements))
+        return self._ttnn.distribute_tensor(host, self.mesh_mapper(placements), device)
+
+    def upload(self, array: np.ndarray, data_format: DataFormat, placements=REPLICATE) -> TTTensor:
         array = np.asarray(array)
         data_format = DataFormat(data_format)
-        t = self._wrap(array.shape, data_format, self._host_tensor(array, data_format, self.mesh))
-        self.host_traffic.add(TO_DEVICE, "write", t.nbytes)
+        placements = check_placements(placements, array.ndim)
+        if self.num_chips == 1:
+            if any(isinstance(p, Shard) for p in placements):
+                raise ValueError("a one-chip device holds whole tensors; upload without placements")
+            t = self._wrap(array.shape, data_format, self._host_tensor(array, data_format, self.mesh))
+        else:
+            tt_tensor = self._distributed(array, data_format, placements, self.mesh)
+            if tt_tensor.storage_type() != self._ttnn.StorageType.DEVICE:
+                tt_tensor = self._ttnn.to_device(tt_tensor, self.mesh, memory_config=self._ttnn.DRAM_MEMORY_CONFIG)
+            t = self._wrap(tuple(tt_tensor.shape), data_format, tt_tensor, placements)
+        self.host_traffic.add(TO_DEVICE, "write", t.nbytes * self.num_chips)
         return t
 
     def write(self, tensor: TTTensor, array: np.ndarray) -> None:
+        """Write a whole array (global shape on a mesh), split by the tensor's placements."""
         self._check_live(tensor)
-        if tuple(array.shape) != tensor.shape:
-            raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {tensor.shape}")
-        self._ttnn.copy_host_to_device_tensor(self._host_tensor(array, tensor.data_format), tensor.ttnn_tensor)
-        self.host_traffic.add(TO_DEVICE, "write", tensor.nbytes)
+        array = np.asarray(array)
+        want = tensor.global_shape if self.num_chips > 1 else tensor.shape
+        if tuple(array.shape) != want:
+            raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {want}")
+        host = (self._distributed(array, tensor.data_format, tensor.placements) if self.num_chips > 1
+                else self._host_tensor(array, tensor.data_format))
+        self._ttnn.copy_host_to_device_tensor(host, tensor.ttnn_tensor)
+        self.host_traffic.add(TO_DEVICE, "write", tensor.nbytes * self.num_chips)
 
-    def download(self, tensor: TTTensor) -> np.ndarray:
-        self._check_live(tensor)
-        host = self._ttnn.from_device(tensor.ttnn_tensor)
-        self.host_traffic.add(TO_HOST, "read", tensor.nbytes)
-        if self.mesh.get_num_devices() > 1:
-            host = self._ttnn.get_device_tensors(host)[0]
-        if tensor.data_format is DataFormat.Float16_b:
+    def _to_numpy(self, host, data_format: DataFormat, shape) -> np.ndarray:
+        if data_format is DataFormat.Float16_b:
             # numpy has no bfloat16: to_numpy() would return a 0-d object array wrapping the buffer.
             # Widening on the host is exact.
             host = self._ttnn.to_dtype(host, self._ttnn.float32)
         values = np.asarray(host.to_numpy())
-        dtype = _HOST_DTYPE.get(tensor.data_format, np.float32)
-        return values.astype(dtype).reshape(tensor.shape)
+        return values.astype(_HOST_DTYPE.get(data_format, np.float32)).reshape(shape)
+
+    def download_shards(self, tensor: TTTensor) -> list[np.ndarray]:
+        """Each chip's shard, row-major over the mesh."""
+        self._check_live(tensor)
+        host = self._ttnn.from_device(tensor.ttnn_tensor)
+        self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
+        shards = self._ttnn.get_device_tensors(host) if self.num_chips > 1 else [host]
+        return [self._to_numpy(s, tensor.data_format, tensor.shape) for s in shards]
+
+    def download(self, tensor: TTTensor) -> np.ndarray:
+        """The tensor composed by its placements: ttnn's ConcatMeshToTensor (one dim over all chips) or
+        create_mesh_composer (a dim per axis); with a replicated axis, that axis's first copy."""
+        self._check_live(tensor)
+        if self.num_chips == 1:
+            return self.download_shards(tensor)[0]
+        p = tensor.placements
+        if not all(isinstance(x, Shard) for x in p):
+            return compose(self.download_shards(tensor), p, self.capabilities.mesh_shape)
+        ttnn = self._ttnn
+        composer = (ttnn.concat_mesh_to_tensor_composer(self.mesh, p[0].dim) if p[0].dim == p[1].dim else
+                    ttnn.create_mesh_composer(self.mesh, ttnn.MeshComposerConfig([p[0].dim, p[1].dim])))
+        host = ttnn.aggregate_tensor(ttnn.from_device(tensor.ttnn_tensor), composer)
+        self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
+        return self._to_numpy(host, tensor.data_format, tensor.global_shape)
 
     def read_pages(self, tensor: TTTensor, first_page: int, num_pages: int) -> np.ndarray:
         """Pages in the device byte format, like SimDevice.read_pages (whole-tensor round trip: slow)."""
@@ -398,3 +487,68 @@ class TTDevice:
         self._ttnn.synchronize_device(self.mesh)
         self.last_report = RunReport(program.name, time.perf_counter() - t0)
         return self.last_report
+
+    def run_per_chip(self, programs, name: str | None = None) -> RunReport:
+        """A program per chip ({(row, col): Program}) as one ttnn.MeshProgramDescriptor: the programs may differ
+        (runtime args above all) but read and write the same mesh tensors, as generic_op takes one tensor list."""
+        from .ttnn_checks import check_program_against_ttnn
+
+        if not programs:
+            raise ValueError("run_per_chip needs at least one (row, col) -> Program")
+        ttnn = self._ttnn
+        rows, cols = self.capabilities.mesh_shape
+        io = None
+        descriptor = ttnn.MeshProgramDescriptor()
+        for (r, c), program in programs.items():
+            if not (0 <= r < rows and 0 <= c < cols):
+                raise ValueError(f"chip ({r}, {c}) is outside the {rows}x{cols} mesh")
+            check_program_against_ttnn(program)
+            tensors = self.io_tensors(program)
+            if io is None:
+                io = tensors
+            elif len(tensors) != len(io) or any(a is not b for a, b in zip(tensors, io)):
+                raise ValueError(f"{program.name}: every chip's program must list the same input and output tensors "
+                                 "in the same order (generic_op takes one tensor list for the mesh)")
+            coord = ttnn.MeshCoordinate(r, c)
+            descriptor[ttnn.MeshCoordinateRange(coord, coord)] = program_to_descriptor(program, ttnn)
+        t0 = time.perf_counter()
+        ttnn.generic_op(io, descriptor)
+        ttnn.synchronize_device(self.mesh)
+        self.last_report = RunReport(name or "per_chip", time.perf_counter() - t0)
+        return self.last_report
+
+    # ------------------------------------------------------------------ collectives (ttnn's own)
+    def _ttnn_topology(self):
+        return self._ttnn.Topology.Ring if self.topology == "ring" else self._ttnn.Topology.Linear
+
+    def _collective_result(self, name: str, tensor: TTTensor, tt_tensor, placements: tuple, t0: float) -> TTTensor:
+        self._ttnn.synchronize_device(self.mesh)
+        self.last_report = RunReport(name, time.perf_counter() - t0)
+        return self._wrap(tuple(tt_tensor.shape), tensor.data_format, tt_tensor, placements)
+
+    def all_gather(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
+        """ttnn.all_gather: the group's shards concatenated along `dim` on every chip of the group."""
+        self._check_live(tensor)
+        t0 = time.perf_counter()
+        dim = norm_dim(dim, len(tensor.shape))
+        out = self._ttnn.all_gather(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
+                                    memory_config=self._ttnn.DRAM_MEMORY_CONFIG)
+        return self._collective_result("all_gather", tensor, out, gather_label(tensor.placements, dim), t0)
+
+    def reduce_scatter(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
+        """ttnn.reduce_scatter (sum): chunk i along `dim` of the group's sum on group position i."""
+        self._check_live(tensor)
+        t0 = time.perf_counter()
+        dim = norm_dim(dim, len(tensor.shape))
+        out = self._ttnn.reduce_scatter(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
+                                        memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology())
+        label = scatter_label(tensor.placements, dim, cluster_axis, self.capabilities.mesh_shape)
+        return self._collective_result("reduce_scatter", tensor, out, label, t0)
+
+    def all_reduce(self, tensor: TTTensor, cluster_axis: int | None = None) -> TTTensor:
+        """ttnn.all_reduce (sum): the group's sum on every chip of the group."""
+        self._check_live(tensor)
+        t0 = time.perf_counter()
+        out = self._ttnn.all_reduce(tensor.ttnn_tensor, cluster_axis=cluster_axis,
+                                    memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology())
+        return self._collective_result("all_reduce", tensor, out, reduce_label(tensor.placements, cluster_axis), t0)
