@@ -359,3 +359,19 @@ def test_ring_beats_line_on_large_gathers_and_one_chip_costs_nothing():
     two_line = collective_time("reduce_scatter", big, 2, "line", 2)
     assert (two_ring.seconds, two_ring.hops, two_ring.busiest_link_bytes) == \
         (two_line.seconds, two_line.hops, two_line.busiest_link_bytes)
+
+
+def test_pages_of_a_replicated_tensor_are_every_chips_and_a_sharded_one_refuses_them():
+    from ttprefill.device import formats
+
+    mesh = SimMesh((1, 2))
+    x = values((64, 64))
+    t = mesh.upload(np.zeros_like(x), BF16)
+    mesh.write_pages(t, 0, formats.to_device_bytes(x, BF16))
+    for got in mesh.download_shards(t):
+        np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(mesh.read_pages(t, 1, 2), formats.to_device_bytes(x, BF16)[t.page_size:3 * t.page_size])
+    sharded = mesh.upload(x, BF16, shard_placements(1))
+    with pytest.raises(ValueError, match="use download_shards"):
+        mesh.read_pages(sharded, 0, 1)
+    assert mesh.dram_bytes_in_use() == mesh.chips[0].dram_bytes_in_use() > 0

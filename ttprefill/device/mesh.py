@@ -136,6 +136,8 @@ class SimMesh:
         self.links = int(links)
         self.ring_axes = frozenset(WIRED_RINGS.get(shape, frozenset()) if ring_axes is None else ring_axes)
         self.timing_only = timing_only
+        self.trace = trace
+        self.costs = costs
         self.chips = [SimDevice(timing_only=timing_only, trace=trace, costs=costs)
                       for _ in range(shape[0] * shape[1])]
         self.capabilities = Capabilities(models_time=True, holds_data=True, has_mesh=len(self.chips) > 1,
@@ -197,6 +199,30 @@ class SimMesh:
         for chip, shard, part in zip(self.chips, tensor.shards, parts):
             chip.write(shard, part)
             self.host_traffic.add(TO_DEVICE, "write", shard.nbytes)
+
+    def _check_replicated(self, tensor: MeshTensor, what: str) -> None:
+        if tensor.placements != REPLICATE:
+            raise ValueError(f"{what} addresses the pages of one copy; this tensor is {tensor.placements}: use "
+                             "download_shards / write with the global array for a sharded tensor")
+
+    def write_pages(self, tensor: MeshTensor, first_page: int, data: np.ndarray) -> None:
+        """The same pages written to every chip's copy of a replicated tensor."""
+        self._check_live(tensor)
+        self._check_replicated(tensor, "write_pages")
+        for chip, shard in zip(self.chips, tensor.shards):
+            chip.write_pages(shard, first_page, data)
+        self.host_traffic.add(TO_DEVICE, "write", len(data) * self.num_chips)
+
+    def read_pages(self, tensor: MeshTensor, first_page: int, num_pages: int) -> np.ndarray:
+        """Pages of the first chip's copy of a replicated tensor."""
+        self._check_live(tensor)
+        self._check_replicated(tensor, "read_pages")
+        self.host_traffic.add(TO_HOST, "read", num_pages * tensor.page_size)
+        return self.chips[0].read_pages(tensor.shards[0], first_page, num_pages)
+
+    def dram_bytes_in_use(self) -> int:
+        """The fullest chip's DRAM in use (mesh tensors take the same bytes on every chip)."""
+        return max(chip.dram_bytes_in_use() for chip in self.chips)
 
     def download_shards(self, tensor: MeshTensor) -> list[np.ndarray]:
         self._check_live(tensor)

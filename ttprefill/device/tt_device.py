@@ -432,13 +432,21 @@ class TTDevice:
         return self._to_numpy(host, tensor.data_format, tensor.global_shape)
 
     def read_pages(self, tensor: TTTensor, first_page: int, num_pages: int) -> np.ndarray:
-        """Pages in the device byte format, like SimDevice.read_pages (whole-tensor round trip: slow)."""
+        """Pages in the device byte format, like SimDevice.read_pages (whole-tensor round trip: slow). On a mesh,
+        the pages of the first chip's copy of a replicated tensor."""
+        self._check_replicated(tensor, "read_pages")
         if first_page < 0 or first_page + num_pages > tensor.num_pages:
             raise ValueError(f"pages [{first_page}, {first_page + num_pages}) outside the tensor's {tensor.num_pages} pages")
         data = formats.to_device_bytes(self.download(tensor), tensor.data_format)
         return data[first_page * tensor.page_size:(first_page + num_pages) * tensor.page_size]
 
+    def _check_replicated(self, tensor: TTTensor, what: str) -> None:
+        if self.num_chips > 1 and tensor.placements != REPLICATE:
+            raise ValueError(f"{what} addresses the pages of one copy; this tensor is {tensor.placements}: use "
+                             "download_shards / write with the global array for a sharded tensor")
+
     def write_pages(self, tensor: TTTensor, first_page: int, data: np.ndarray) -> None:
+        self._check_replicated(tensor, "write_pages")
         n = len(data) // tensor.page_size
         if first_page < 0 or first_page + n > tensor.num_pages:
             raise ValueError(f"pages [{first_page}, {first_page + n}) outside the tensor's {tensor.num_pages} pages")
