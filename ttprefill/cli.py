@@ -177,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"GDN checkpoint every N cache blocks (default {defaults.checkpoint_every_blocks})")
     prefill.add_argument("--cache-budget-mb", type=_positive_megabytes, default=None,
                          help=f"prefix cache byte budget (default {defaults.cache_budget_bytes / 2**20:g})")
+    prefill.add_argument("--weights", choices=["bf16", "bfp8"], default=None,
+                         help=f"device weight matrices (default {EngineOptions.weight_format})")
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 

@@ -5,9 +5,11 @@
     ids = [engine.submit(t) for t in prompts]  # or a queue of them
     results = engine.run()
 
-Per step the chunk scheduler hands out chunks; each chunk runs through the model stack with its
-ChunkContext (start position, the request's page table): the host runs the projections (torch) and
-the mixers run the GDN and attention cores (device programs, or torch for backend "torch"). The
+Per step the chunk scheduler hands out chunks; each chunk runs through the model with its
+ChunkContext (start position, the request's page table): on a device backend ("sim", "tt") every op is
+a device program with weights, K/V pages and GDN states resident (model.device_stack.DeviceStack; what
+crosses to and from the host is reported per result); backend "torch" runs the reference stack
+(HybridStack with host K/V pages), op for op what the HF oracle checks. The
 prefix cache reuses attention pages and GDN checkpoints across requests: a request starts from the
 longest cached prefix that ends on a checkpoint, and publishes its own blocks and checkpoints as it
 goes. The scheduler does that bookkeeping with the cache; the engine turns GDN state into checkpoint
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -51,6 +53,13 @@ class PrefillResult:
     wall_s: float
     modeled_device_s: float | None  # sum of the device programs' modeled time (None: the executor models no time)
     host_s: float = 0.0  # engine + scheduler + cache bookkeeping, excluding model compute
+    # Host <-> device bytes of this request (device backends; 0 on "torch"): per chunk the embeddings and
+    # position tables down and the last logits up; GDN states up at checkpoints (and for `state` at the
+    # end) and down once when the request starts (from a cached checkpoint or zeros).
+    host_bytes_down: int = 0
+    host_bytes_up: int = 0
+    checkpoint_bytes_up: int = 0
+    checkpoint_bytes_down: int = 0
 
 
 @dataclass
@@ -64,6 +73,8 @@ class _Running:
     chunks: int = 0
     host_s: float = 0.0
     last_logits: torch.Tensor | None = None
+    traffic: dict = field(default_factory=dict)  # result field -> bytes
+    state_on_host: bool = True  # the host copy of the GDN states is current
 
 
 def checkpoint_payload(state: ModelState) -> tuple[dict, int]:
@@ -100,6 +111,8 @@ class Engine:
         self.config = config
         self.options = options
         o = options
+        if backend in DEVICE_BACKENDS:
+            check_memory_plan(config, o)
         if not config.attention_layers:
             # The prefix cache's pages are attention K/V: without attention layers there is nothing to page.
             raise EngineError(f"{config.name} has no attention layers; the engine serves hybrid models (its prefix "
@@ -117,8 +130,15 @@ class Engine:
                                  page_tokens=o.block_tokens, device_budget=o.cache_budget_bytes,
                                  host_budget=o.host_budget_bytes, checkpoint_every_blocks=o.checkpoint_every_blocks)
         self.backend = backend
-        self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device)
-        self.model = HybridStack(config, weights, self.mixers)
+        self.on_device = backend in DEVICE_BACKENDS
+        if self.on_device:
+            # One DeviceStack holds the weights, K/V pools and live states; an engine may share another's.
+            self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device,
+                                                                         weights=weights)
+            self.model = self.mixers
+        else:
+            self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device)
+            self.model = HybridStack(config, weights, self.mixers)
         self.scheduler = ChunkScheduler(self.cache, max_chunk_tokens=o.chunk_tokens,
                                         token_budget_per_step=o.token_budget_per_step, chunk_alignment=o.gdn_chunk)
         self._ids = itertools.count(1)
@@ -220,7 +240,17 @@ class Engine:
         context = ChunkContext(chunk.start, chunk.num_tokens, tuple(request.reservation.page_table))
         before = self.mixers.modeled_s
         t0 = time.perf_counter()
-        run.last_logits = self.model.forward(tokens, run.state, context, last_only=True)
+        if self.on_device:
+            traffic = _traffic_snapshot(self.model)
+            logits = self.model.forward(tokens, run.state, context, need_logits=chunk.end == request.num_tokens)
+            run.last_logits = logits if logits is not None else run.last_logits
+            run.state_on_host = False
+            if chunk.save_checkpoint:
+                self.model.sync_to_host(run.state)
+                run.state_on_host = True
+            _add_traffic(run.traffic, traffic, _traffic_snapshot(self.model))
+        else:
+            run.last_logits = self.model.forward(tokens, run.state, context, last_only=True)
         compute_s = time.perf_counter() - t0
         run.modeled_s += self.mixers.modeled_s - before
         run.chunks += 1
@@ -235,11 +265,17 @@ class Engine:
         request = run.request
         rid = request.request_id
         del self._running[rid]
+        if self.on_device:
+            before = _traffic_snapshot(self.model)
+            if not run.state_on_host:  # the result carries the final GDN states for a decoder
+                self.model.sync_to_host(run.state)
+            self.model.release(run.state)
+            _add_traffic(run.traffic, before, _traffic_snapshot(self.model))
         modeled = run.modeled_s if self.mixers.models_time else None
         result = PrefillResult(rid, request.num_tokens, request.hit_tokens,
                                run.last_logits.numpy().astype(np.float32), run.state,
                                list(request.reservation.page_table), run.chunks,
-                               time.perf_counter() - run.started, modeled, run.host_s)
+                               time.perf_counter() - run.started, modeled, run.host_s, **run.traffic)
         self.results[rid] = result
         return result
 
@@ -247,7 +283,9 @@ class Engine:
         rid = request.request_id
         logger.warning("request {} failed: {}", rid, error)
         self.scheduler.request_failed(request, error)
-        self._running.pop(rid, None)
+        run = self._running.pop(rid, None)
+        if run is not None and self.on_device:
+            self.model.release(run.state)
         self.failures[rid] = error
 
 
@@ -258,12 +296,45 @@ def kv_page_bytes(config: ModelConfig, page_tokens: int, page_format: DataFormat
     return 2 * len(config.attention_layers) * tiles * page_format.tile_bytes
 
 
-def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: EngineOptions, device=None):
-    """The stack's mixer cores for a backend: "torch" (host, K/V in host pages), "sim" or "tt" (device programs)."""
+DEVICE_BACKENDS = ("sim", "tt")
+# Which kind of host <-> device traffic goes to which PrefillResult field (DeviceStack.traffic's kinds).
+_STATE_KINDS = {("up", "gdn_checkpoint"): "checkpoint_bytes_up", ("down", "gdn_state_restore"): "checkpoint_bytes_down"}
+
+
+def _traffic_snapshot(model) -> dict[tuple[str, str], int]:
+    t = model.traffic
+    return {**{("down", k): v for k, v in t.down.items()}, **{("up", k): v for k, v in t.up.items()}}
+
+
+def _add_traffic(into: dict, before: dict, after: dict) -> None:
+    for key, value in after.items():
+        moved = value - before.get(key, 0)
+        if moved:
+            field_name = _STATE_KINDS.get(key, f"host_bytes_{key[0]}")
+            into[field_name] = into.get(field_name, 0) + moved
+
+
+def check_memory_plan(config: ModelConfig, options: EngineOptions) -> None:
+    """Refuses, with the plan's numbers, a model whose weights, cache budget and working set do not fit one
+    chip's DRAM; runs before any weight goes to the device."""
+    from ttprefill.model.memory_plan import MemoryPlanError, plan_memory
+
+    try:
+        plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
+                    chunk_tokens=options.chunk_tokens).check()
+    except MemoryPlanError as error:
+        raise EngineError(f"{config.name} {error}") from None
+
+
+def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: EngineOptions, device=None,
+                weights: dict | None = None):
+    """What runs the model on a backend: "torch": the stack's mixer cores on the host (K/V in host pages);
+    "sim" or "tt": the whole model on the device (DeviceStack, which needs the weights)."""
     if backend == "torch":
         return HostMixers(config, num_pages, options.block_tokens, options.gdn_chunk)
-    if backend in ("sim", "tt"):
-        from ttprefill.model.device_mixers import DeviceMixers
+    if backend in DEVICE_BACKENDS:
+        from ttprefill.device.backends import open_device
+        from ttprefill.model.device_stack import DeviceStack
         from ttprefill.ops.gdn import CONV_WIDTH, GdnShapeError
 
         if config.gdn_conv_kernel != CONV_WIDTH:
@@ -275,7 +346,11 @@ def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: Engi
             except GdnShapeError as error:
                 raise EngineError(f"{config.name}: the device GDN kernels cannot run its layers ({error}); "
                                   "run it with --backend torch") from None
-        return DeviceMixers(config, num_pages, options.block_tokens, gdn_chunk=options.gdn_chunk,
-                            gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
-                            page_format=options.kv_page_format, backend=backend, device=device)
+        if weights is None:
+            raise EngineError("the device backends run the whole model: pass the weights (Engine does)")
+        return DeviceStack(config, weights, device if device is not None else open_device(backend),
+                           num_pages=num_pages, page_tokens=options.block_tokens,
+                           weight_format=options.weight_format, gdn_chunk=options.gdn_chunk,
+                           gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
+                           page_format=options.kv_page_format)
     raise EngineError(f"unknown backend {backend!r}: choose sim, tt or torch")

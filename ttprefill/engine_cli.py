@@ -80,16 +80,18 @@ def _read_token_file(name: str) -> list[int]:
     return ids
 
 
-def load_model(name_or_dir: str):
-    """A preset with seeded random weights, or a directory holding config.json and safetensors."""
+def load_model(name_or_dir: str, before_weights=None):
+    """A preset with seeded random weights, or a directory holding config.json and safetensors.
+    before_weights(config), when given, runs before any weight is read (the memory plan)."""
     from ttprefill.model.config import from_hf_config, get_preset
     from ttprefill.model.weights import load_weights, random_weights
 
     path = Path(name_or_dir)
+    config = from_hf_config(path / "config.json") if path.is_dir() else get_preset(name_or_dir)
+    if before_weights is not None:
+        before_weights(config)
     if path.is_dir():
-        config = from_hf_config(path / "config.json")
         return config, load_weights(path, config), f"{path.resolve()}"
-    config = get_preset(name_or_dir)
     return config, random_weights(config, seed=0), f"{name_or_dir}:random:0"
 
 
@@ -100,15 +102,20 @@ def engine_options(args) -> EngineOptions:
         "chunk_tokens": getattr(args, "chunk", None),
         "checkpoint_every_blocks": getattr(args, "checkpoint_every", None),
         "cache_budget_bytes": None if megabytes is None else int(megabytes * 2**20),
+        "weight_format": getattr(args, "weights", None),
     }
     return EngineOptions(**{name: value for name, value in given.items() if value is not None})
 
 
 def prefill_main(args) -> int:
     # Errors propagate to the CLI's one error path (cli.main): a message, exit status 2.
+    from ttprefill.engine import DEVICE_BACKENDS, check_memory_plan
+
     tokens = read_tokens(args)
-    config, weights, key = load_model(args.model)
-    engine = Engine(config, weights, backend=args.backend, options=engine_options(args), model_key=key)
+    options = engine_options(args)
+    plan = (lambda config: check_memory_plan(config, options)) if args.backend in DEVICE_BACKENDS else None
+    config, weights, key = load_model(args.model, before_weights=plan)
+    engine = Engine(config, weights, backend=args.backend, options=options, model_key=key)
     result = engine.prefill(tokens)
     if not np.all(np.isfinite(result.last_logits)):
         raise EngineError(f"the prefill gave non-finite logits (NaN/Inf) on backend {args.backend}: the weights or "
@@ -123,13 +130,20 @@ def prefill_main(args) -> int:
         "model": config.name,
         "last_logits": [float(x) for x in result.last_logits],
         "top_token": int(np.argmax(result.last_logits)),
+        # host <-> device bytes (0 on --backend torch): per chunk the embeddings and position tables down
+        # and, on the last chunk, the last token's tile row of logits up; GDN states apart
+        "host_bytes_down": result.host_bytes_down,
+        "host_bytes_up": result.host_bytes_up,
+        "checkpoint_bytes_up": result.checkpoint_bytes_up,
+        "checkpoint_bytes_down": result.checkpoint_bytes_down,
     }
     if result.modeled_device_s is not None:
         out["modeled_s"] = result.modeled_device_s
     if args.json:
         print(json.dumps(out))
     else:
-        for k in ("tokens", "cached_tokens", "chunks", "wall_s", "modeled_s", "top_token"):
+        for k in ("tokens", "cached_tokens", "chunks", "wall_s", "modeled_s", "top_token", "host_bytes_down",
+                  "host_bytes_up", "checkpoint_bytes_up"):
             if k in out:
                 print(f"{k:>14}: {out[k]}")
     return 0

@@ -2,7 +2,8 @@
 
 stack: HybridStack runs one chunk (a ChunkContext) through every layer, its GDN and attention cores
 through a TokenMixers object: ReferenceMixers (reference_model, K/V in the state), HostMixers
-(host_mixers, K/V in host pages) or DeviceMixers (device_mixers, the device programs).
+(host_mixers, K/V in host pages). On a device the whole model runs as programs instead:
+device_stack.DeviceStack (weights, K/V pages and GDN states resident), one chunk per forward call.
 config and weights import numpy only; the stack, the mixers and torch_ops need torch, so import
 them by module (ttprefill.model.stack) where torch is available.
 """

@@ -1,6 +1,6 @@
 """The stack's mixer cores on the host with attention K/V in pages, as the device keeps them.
 
-`HostMixers` is the torch twin of DeviceMixers (ttprefill.model.device_mixers): the same page ids
+`HostMixers` keeps K/V as the device stack does (ttprefill.model.device_stack): the same page ids
 (the prefix cache's, shared by every attention layer), the same per-chunk context, the torch GDN
 layer core and causal attention in place of the device programs. `HostKVCache` is the host twin of
 the device's KVCache (ttprefill.ops.attention): one attention layer's K/V pages.

@@ -1,0 +1,574 @@
+"""The whole hybrid stack as device programs: weights and state resident, activations in device DRAM.
+
+    x = embed(tokens)                      host gather; its rows go down once per chunk (bf16)
+    per layer:  x += mixer(norm(x));  x += mlp(norm(x))     every op a program (ops/*)
+    logits = lm_head(final_norm(x))        only the tile row of the last token, only on a prompt's last chunk
+
+Per layer, in programs:
+    GDN        rms_norm, in_proj_qkv / z / b / a (linear), the GDN layer core (ops/gdn: conv, gates, scan,
+               gated norm), out_proj, residual add
+    attention  rms_norm, one fused q|k|v projection (q_proj's rows keep each head's query then its output
+               gate), q_norm and k_norm (strided rms_norm), RoPE in place, split_heads (ops/layout) of Q,
+               gate, K, V, kv_cache_write, flash attention with the output gate fused, merge_heads, o_proj,
+               residual add
+    MLP        rms_norm, gate_proj, up_proj, silu_mul, down_proj, residual add
+
+What stays on the device: every weight but the embedding (uploaded once here), the K/V pages of every
+attention layer (KVCache, page ids from the prefix cache), and each live request's GDN conv and
+recurrent states (ping-pong pairs, swapped after each chunk). What crosses, by kind, is counted in
+`traffic` (ChunkTraffic): embeddings, the chunk's position tables (page table, RoPE cos/sin) down, the
+last logits up; GDN states up only when the engine asks for a checkpoint (sync_to_host) and down once
+when a request starts from one (or from zeros).
+
+RoPE: rotary dims that are whole pairs of tiles (64 of Qwen3.5's 256) run the RoPE kernel; narrower
+ones (the tiny test model's 16) run as x * cos + (x @ R) * sin with R the signed rotate_half
+permutation (a resident block-diagonal weight, exact in bf16, at HiFi4) and cos/sin spread over the
+heads (1 and 0 on the pass-through columns): the same rotation with bf16 tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ttprefill.device.program import DataFormat, MathFidelity
+from ttprefill.device.tensor import DeviceTensor
+from ttprefill.model.config import ModelConfig
+from ttprefill.model.stack import ChunkContext, ModelState, attention_scale
+from ttprefill.model.weights import layer_prefix
+
+BF16, FP32 = DataFormat.Float16_b, DataFormat.Float32
+TILE = 32
+WEIGHT_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b}
+# Kinds of programs, for the per-op breakdown of modeled time.
+OP_KINDS = ("matmul", "attention", "gdn", "norms", "rest")
+
+
+class DeviceStackError(ValueError):
+    """A model or chunk the device stack cannot run; the message names the problem and the fix."""
+
+
+@dataclass
+class ChunkTraffic:
+    """Host <-> device bytes of the model's runs, by kind (what this stack asked to move)."""
+
+    down: dict[str, int] = field(default_factory=dict)
+    up: dict[str, int] = field(default_factory=dict)
+
+    def add(self, direction: str, kind: str, nbytes: int) -> None:
+        table = self.down if direction == "down" else self.up
+        table[kind] = table.get(kind, 0) + int(nbytes)
+
+
+@dataclass
+class OpTimes:
+    """Modeled seconds and program counts by kind of op."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: {k: 0.0 for k in OP_KINDS})
+    programs: dict[str, int] = field(default_factory=lambda: {k: 0 for k in OP_KINDS})
+
+    def add(self, kind: str, reports) -> None:
+        for r in reports:
+            self.programs[kind] += 1
+            if r.modeled_s is not None:
+                self.seconds[kind] += r.modeled_s
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.seconds.values())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Resident weights
+
+@dataclass
+class GdnWeights:
+    in_qkv: object
+    in_z: object
+    in_b: object
+    in_a: object
+    out_proj: object
+    tap_weights: DeviceTensor   # [4 * 32, C] fp32
+    dt_bias_rows: DeviceTensor  # [32, HV] fp32
+    a_log_rows: DeviceTensor    # [32, HV] fp32
+    norm_rows: DeviceTensor     # [32, V] fp32
+
+
+@dataclass
+class AttentionWeights:
+    qkv: object                 # rows: q_proj (query|gate per head), k_proj, v_proj
+    q_norm: object
+    k_norm: object
+    o_proj: object
+
+
+@dataclass
+class LayerWeights:
+    input_norm: object
+    post_norm: object
+    gate_proj: object
+    up_proj: object
+    down_proj: object
+    mixer: GdnWeights | AttentionWeights
+
+
+class WeightSource:
+    """Makes resident weights: from arrays (upload), or as shapes only (timing-only runs, nothing written)."""
+
+    def __init__(self, device, weights: dict[str, np.ndarray] | None, matrix_format: DataFormat):
+        self.device, self.weights, self.matrix_format = device, weights, matrix_format
+        self.tensors: list = []  # everything made, to free
+
+    def _keep(self, t):
+        self.tensors.append(t)
+        return t
+
+    def array(self, name: str) -> np.ndarray:
+        return np.asarray(self.weights[name], np.float32)
+
+    def dense(self, rows: np.ndarray | tuple[int, int], fmt: DataFormat | None = None):
+        from ttprefill.ops.linear import DenseWeight
+
+        fmt = fmt or self.matrix_format
+        if isinstance(rows, tuple):
+            n_out, k_in = rows
+            return self._keep(DenseWeight(self.device.allocate((k_in, n_out), fmt), k_in, n_out))
+        return self._keep(DenseWeight.upload(self.device, rows, fmt))
+
+    def norm(self, w: np.ndarray | int, zero_centred: bool = True):
+        from ttprefill.ops.norm import NormWeight
+        from ttprefill.ops.norm.planner import WEIGHT_FORMAT
+
+        if isinstance(w, int):
+            return self._keep(NormWeight(self.device.allocate((TILE, w), WEIGHT_FORMAT), w, zero_centred))
+        return self._keep(NormWeight.upload(self.device, w, zero_centred=zero_centred))
+
+    def tensor(self, array_or_shape, fmt: DataFormat) -> DeviceTensor:
+        if isinstance(array_or_shape, tuple):
+            t = self.device.allocate(array_or_shape, fmt)
+        else:
+            t = self.device.upload(np.ascontiguousarray(array_or_shape, np.float32), fmt)
+        self.tensors.append(t)
+        return t
+
+    def free(self) -> None:
+        for t in self.tensors:
+            if isinstance(t, DeviceTensor):
+                self.device.free(t)
+            else:
+                t.free()
+        self.tensors = []
+
+
+def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeights:
+    """Layer i's weights resident on the device (values when src has arrays, shapes otherwise)."""
+    from ttprefill.ops.gdn import broadcast_rows, conv_tap_rows
+
+    cfg, p, have = config, layer_prefix(i), src.weights is not None
+    H, I = cfg.hidden_size, cfg.intermediate_size
+
+    def dense(name, shape):
+        return src.dense(src.array(p + name) if have else shape)
+
+    def norm(name, width, zero_centred=True):
+        return src.norm(src.array(p + name) if have else width, zero_centred)
+
+    if cfg.is_attention_layer(i):
+        Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
+        a = "self_attn."
+        rows = (Hq * 2 * D + 2 * Hkv * D, H)
+        qkv = src.dense(np.concatenate([src.array(p + a + n + "_proj.weight") for n in "qkv"]) if have else rows)
+        mixer = AttentionWeights(qkv, norm(a + "q_norm.weight", D), norm(a + "k_norm.weight", D),
+                                 dense(a + "o_proj.weight", (H, Hq * D)))
+    else:
+        C, HV, V = cfg.gdn_conv_channels, cfg.gdn_num_v_heads, cfg.gdn_value_head_dim
+        g = p + "linear_attn."
+
+        def vec_rows(name, n):
+            return broadcast_rows(src.array(g + name)) if have else (TILE, n)
+
+        mixer = GdnWeights(
+            dense("linear_attn.in_proj_qkv.weight", (C, H)), dense("linear_attn.in_proj_z.weight", (HV * V, H)),
+            dense("linear_attn.in_proj_b.weight", (HV, H)), dense("linear_attn.in_proj_a.weight", (HV, H)),
+            dense("linear_attn.out_proj.weight", (H, HV * V)),
+            src.tensor(conv_tap_rows(src.array(g + "conv1d.weight")[:, 0, :]) if have else (4 * TILE, C), FP32),
+            src.tensor(vec_rows("dt_bias", HV), FP32), src.tensor(vec_rows("A_log", HV), FP32),
+            src.tensor(vec_rows("norm.weight", V), FP32))
+    return LayerWeights(norm("input_layernorm.weight", H), norm("post_attention_layernorm.weight", H),
+                        dense("mlp.gate_proj.weight", (I, H)), dense("mlp.up_proj.weight", (I, H)),
+                        dense("mlp.down_proj.weight", (H, I)), mixer)
+
+
+def rotate_half_weight(heads: int, head_dim: int, rotary_dim: int) -> np.ndarray:
+    """W [heads * D, heads * D] with x @ W^T = rotate_half of each head's first rotary_dim columns, 0 elsewhere."""
+    half = rotary_dim // 2
+    block = np.zeros((head_dim, head_dim), np.float32)
+    for c in range(half):
+        block[c, c + half] = -1.0
+        block[c + half, c] = 1.0
+    return np.kron(np.eye(heads, dtype=np.float32), block)
+
+
+def rope_spread_tables(positions: np.ndarray, heads: int, head_dim: int, rotary_dim: int, theta: float):
+    """cos, sin [T, heads * D]: the rotary columns' cos/sin per head, 1 and 0 on the pass-through columns."""
+    from ttprefill.ops.rope import rope_tables
+
+    cos, sin = rope_tables(positions, rotary_dim, theta)
+    T = len(positions)
+    c = np.ones((T, head_dim)), np.zeros((T, head_dim))
+    c[0][:, :rotary_dim], c[1][:, :rotary_dim] = cos, sin
+    return np.tile(c[0], (1, heads)).astype(np.float32), np.tile(c[1], (1, heads)).astype(np.float32)
+
+
+def rope_runs_in_kernel(config: ModelConfig) -> bool:
+    return config.rotary_dim % (2 * TILE) == 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Live GDN state of one request
+
+@dataclass
+class GdnDeviceState:
+    conv: DeviceTensor       # [3, C] bf16, read by the next chunk
+    conv_next: DeviceTensor  # written by the next chunk
+    rec: DeviceTensor        # [HV K, V] fp32
+    rec_next: DeviceTensor
+
+    def swap(self) -> None:
+        self.conv, self.conv_next = self.conv_next, self.conv
+        self.rec, self.rec_next = self.rec_next, self.rec
+
+    def tensors(self):
+        return (self.conv, self.conv_next, self.rec, self.rec_next)
+
+
+class Programs:
+    """Runs programs on the device, adding each report's modeled time to its kind."""
+
+    def __init__(self, device, times: OpTimes):
+        self.device, self.times = device, times
+
+    def reports(self, kind: str):
+        return _KindReports(self.times, kind)
+
+
+class _KindReports(list):
+    def __init__(self, times: OpTimes, kind: str):
+        super().__init__()
+        self.times, self.kind = times, kind
+
+    def append(self, report) -> None:
+        self.times.add(self.kind, [report])
+
+
+class Scratch:
+    """The device tensors of one chunk, freed together."""
+
+    def __init__(self, device):
+        self.device, self.tensors = device, []
+
+    def alloc(self, shape, fmt=BF16) -> DeviceTensor:
+        self.tensors.append(self.device.allocate(tuple(shape), fmt))
+        return self.tensors[-1]
+
+    def upload(self, array, fmt) -> DeviceTensor:
+        self.tensors.append(self.device.upload(np.ascontiguousarray(array), fmt))
+        return self.tensors[-1]
+
+    def free(self) -> None:
+        for t in self.tensors:
+            self.device.free(t)
+        self.tensors = []
+
+
+class LayerRunner:
+    """One layer's programs on device tensors: the piece the stack and the TTFT benchmark share."""
+
+    def __init__(self, config: ModelConfig, device, *, gdn_chunk: int, gdn_fidelity: MathFidelity,
+                 attention_fidelity: MathFidelity, times: OpTimes, rope_weights: dict | None = None):
+        from ttprefill.ops.attention import FlashAttentionConfig
+
+        self.config, self.device, self.times = config, device, times
+        self.gdn_chunk, self.gdn_fidelity = gdn_chunk, gdn_fidelity
+        self.attention_config = FlashAttentionConfig(math_fidelity=attention_fidelity)
+        self.rope_weights = rope_weights or {}  # heads -> rotate_half DenseWeight (narrow rotary dims)
+
+    def r(self, kind):
+        return _KindReports(self.times, kind)
+
+    # ---- pieces
+    def linear(self, s: Scratch, x, w, fidelity=None):
+        from ttprefill.ops.linear import linear
+
+        out = s.alloc((x.shape[0], w.n_out))
+        opts = {} if fidelity is None else {"fidelity": fidelity}
+        return linear(self.device, x, w, out, reports=self.r("matmul"), **opts)
+
+    def norm(self, s: Scratch, x, w, **kw):
+        from ttprefill.ops.norm import rms_norm
+
+        return rms_norm(self.device, x, w, self.config.rms_norm_eps, reports=self.r("norms"), **kw)
+
+    def residual(self, x, y):
+        from ttprefill.ops.eltwise import residual_add
+
+        residual_add(self.device, x, y, out=x, reports=self.r("rest"))
+
+    def mlp_block(self, s: Scratch, x, lw: LayerWeights) -> None:
+        from ttprefill.ops.eltwise import silu_mul
+
+        h = self.norm(s, x, lw.post_norm, out=s.alloc(x.shape))
+        gate, up = self.linear(s, h, lw.gate_proj), self.linear(s, h, lw.up_proj)
+        silu_mul(self.device, gate, up, out=gate, reports=self.r("rest"))
+        self.residual(x, self.linear(s, gate, lw.down_proj))
+
+    def gdn_block(self, s: Scratch, x, lw: LayerWeights, state: GdnDeviceState) -> None:
+        from ttprefill.ops.gdn import allocate_scan_scratch, layer_programs
+        from ttprefill.ops.gdn.programs import LayerTensors
+        from ttprefill.ops.gdn.shapes import ScanShape
+
+        cfg, w = self.config, lw.mixer
+        T = x.shape[0]
+        dims = cfg.gdn_dims
+        h = self.norm(s, x, lw.input_norm, out=s.alloc(x.shape))
+        qkv, z = self.linear(s, h, w.in_qkv), self.linear(s, h, w.in_z)
+        b, a = self.linear(s, h, w.in_b), self.linear(s, h, w.in_a)
+        hv, C = dims.v_heads, dims.conv_channels
+        scratch = allocate_scan_scratch(self.device, ScanShape.of(dims, T, self.gdn_chunk))
+        s.tensors += [scratch.gate_vectors, scratch.records]
+        t = LayerTensors(qkv=qkv, z=z, a=a, b=b, conv_state=state.conv, tap_weights=w.tap_weights,
+                         dt_bias_rows=w.dt_bias_rows, a_log_rows=w.a_log_rows, norm_rows=w.norm_rows,
+                         state=state.rec, mixed=s.alloc((T, C)), g=s.alloc((T, hv), FP32),
+                         beta=s.alloc((T, hv), FP32), scratch=scratch, o=s.alloc((T, hv * dims.value_dim)),
+                         y=s.alloc((T, hv * dims.value_dim)), conv_state_out=state.conv_next,
+                         final_state=state.rec_next,
+                         checkpoints=s.alloc((hv * dims.key_dim, dims.value_dim), FP32))
+        reports = self.r("gdn")
+        for program in layer_programs(self.device, dims, T, self.gdn_chunk, t, (), fidelity=self.gdn_fidelity):
+            reports.append(self.device.run(program))
+        state.swap()
+        self.residual(x, self.linear(s, t.y, w.out_proj))
+
+    def rope(self, s: Scratch, x, heads: int, tables) -> None:
+        from ttprefill.ops.eltwise import binary_program
+        from ttprefill.ops.rope import apply_rope
+
+        if rope_runs_in_kernel(self.config):
+            apply_rope(self.device, x, tables, heads=heads, reports=self.r("rest"))
+            return
+        cos, sin = tables[heads]
+        rotated = self.linear(s, x, self.rope_weights[heads], fidelity=MathFidelity.HiFi4)
+        reports = self.r("rest")
+        reports.append(self.device.run(binary_program(rotated, sin, rotated, "mul")))
+        reports.append(self.device.run(binary_program(x, cos, x, "mul")))
+        reports.append(self.device.run(binary_program(x, rotated, x, "add")))
+
+    def attention_block(self, s: Scratch, x, lw: LayerWeights, cache, table, context: ChunkContext,
+                        rope_tables) -> None:
+        from ttprefill.ops.attention import flash_attention_program, kv_cache_write_program, plan_attention
+        from ttprefill.ops.layout import merge_heads, split_heads
+
+        cfg, w = self.config, lw.mixer
+        T, p0 = x.shape[0], context.start
+        Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
+        h = self.norm(s, x, lw.input_norm, out=s.alloc(x.shape))
+        qkv = self.linear(s, h, w.qkv)
+        q = self.norm(s, qkv, w.q_norm, group_width=D, groups=Hq, group_stride=2 * D,
+                      out=s.alloc((T, Hq * D)))
+        k = self.norm(s, qkv, w.k_norm, group_width=D, groups=Hkv, group_stride=D, x_col0=Hq * 2 * D,
+                      out=s.alloc((T, Hkv * D)))
+        self.rope(s, q, Hq, rope_tables)
+        self.rope(s, k, Hkv, rope_tables)
+        entries = table.shape[0] * table.shape[1]
+        plan = plan_attention(Hq, Hkv, D, T, p0, cache.data_format, True, self.attention_config, entries)
+        rows = plan.q_rows_per_head
+        layout = self.r("rest")
+        q_h, gate_h, o_h = (s.alloc((Hq, rows, D)) for _ in range(3))
+        k_h, v_h = (s.alloc((Hkv, -(-T // TILE) * TILE, D)) for _ in range(2))
+        split_heads(self.device, q, q_h, heads=Hq, head_dim=D, reports=layout)
+        split_heads(self.device, qkv, gate_h, heads=Hq, head_dim=D, head_stride=2 * D, col0=D, reports=layout)
+        split_heads(self.device, k, k_h, heads=Hkv, head_dim=D, reports=layout)
+        split_heads(self.device, qkv, v_h, heads=Hkv, head_dim=D, col0=Hq * 2 * D + Hkv * D, reports=layout)
+        att = self.r("attention")
+        att.append(self.device.run(kv_cache_write_program(self.device, cache, k_h, v_h, table, p0=p0,
+                                                          max_cores=plan.config.max_cores)))
+        att.append(self.device.run(flash_attention_program(self.device, q_h, cache, table, o_h, p0=p0, sq=T,
+                                                           gate=gate_h, scale=attention_scale(cfg), plan=plan)))
+        o = merge_heads(self.device, o_h, s.alloc((T, Hq * D)), reports=layout)
+        self.residual(x, self.linear(s, o, w.o_proj))
+
+
+class DeviceStack:
+    """The model on one device. forward() has HybridStack's contract for one chunk; state lives here."""
+
+    def __init__(self, config: ModelConfig, weights: dict[str, np.ndarray], device, *, num_pages: int,
+                 page_tokens: int, weight_format: str, gdn_chunk: int, gdn_fidelity: MathFidelity,
+                 attention_fidelity: MathFidelity, page_format: DataFormat):
+        from ttprefill.ops.attention import KVCache
+        from ttprefill.ops.linear import ChunkedDenseWeight
+
+        if weight_format not in WEIGHT_FORMATS:
+            raise DeviceStackError(f"weight format {weight_format!r}: choose one of {', '.join(WEIGHT_FORMATS)}")
+        if page_tokens % TILE:
+            raise DeviceStackError(f"pages of {page_tokens} tokens: the device keeps K/V in whole 32-token tiles")
+        self.config, self.device = config, device
+        self.times, self.traffic = OpTimes(), ChunkTraffic()
+        self.models_time = device.capabilities.models_time
+        self.embed = np.asarray(weights["model.embed_tokens.weight"], np.float32)  # host gather
+        self.src = WeightSource(device, weights, WEIGHT_FORMATS[weight_format])
+        try:
+            self.layers = [layer_weights(self.src, config, i) for i in range(config.num_layers)]
+            self.final_norm = self.src.norm(self.src.array("model.norm.weight"))
+            head = self.embed if config.tie_word_embeddings else self.src.array("lm_head.weight")
+            self.lm_head = ChunkedDenseWeight.upload(device, head, WEIGHT_FORMATS[weight_format])
+            self.src.tensors.append(self.lm_head)
+            rope_weights = {}
+            if config.attention_layers and not rope_runs_in_kernel(config):
+                for heads in {config.attn_num_heads, config.attn_num_kv_heads}:
+                    rope_weights[heads] = self.src.dense(
+                        rotate_half_weight(heads, config.attn_head_dim, config.rotary_dim), BF16)
+            self.kv = {i: KVCache.create(device, num_pages, page_tokens, config.attn_num_kv_heads,
+                                         config.attn_head_dim, page_format) for i in config.attention_layers}
+        except Exception:
+            self.src.free()
+            raise
+        self.weight_bytes = sum(t.nbytes if isinstance(t, DeviceTensor) else _weight_nbytes(t)
+                                for t in self.src.tensors)
+        self.runner = LayerRunner(config, device, gdn_chunk=gdn_chunk, gdn_fidelity=gdn_fidelity,
+                                  attention_fidelity=attention_fidelity, times=self.times, rope_weights=rope_weights)
+        self._states: dict[int, tuple[ModelState, GdnDeviceState]] = {}
+        self.page_tokens = page_tokens
+
+    @property
+    def modeled_s(self) -> float:
+        return self.times.total_s
+
+    # ---- state
+    def _device_state(self, state: ModelState) -> dict[int, GdnDeviceState]:
+        held = self._states.get(id(state))
+        if held is not None and held[0] is state:
+            return held[1]
+        dev = {}
+        for i in self.config.gdn_layers:
+            conv = state.conv_states[i].numpy().astype(np.float32)
+            rec = state.recurrent_states[i].numpy().astype(np.float32)
+            dev[i] = GdnDeviceState(self.device.upload(conv, BF16), self.device.allocate(conv.shape, BF16),
+                                    self.device.upload(rec.reshape(-1, rec.shape[-1]), FP32),
+                                    self.device.allocate((rec.shape[0] * rec.shape[1], rec.shape[2]), FP32))
+            self.traffic.add("down", "gdn_state_restore", dev[i].conv.nbytes + dev[i].rec.nbytes)
+        self._states[id(state)] = (state, dev)
+        return dev
+
+    def sync_to_host(self, state: ModelState) -> int:
+        """Copies the GDN states of `state` from the device into its host tensors (a checkpoint); bytes moved."""
+        held = self._states.get(id(state))
+        if held is None or held[0] is not state:
+            return 0
+        moved = 0
+        for i, d in held[1].items():
+            conv, rec = self.device.download(d.conv), self.device.download(d.rec)
+            state.conv_states[i] = torch.from_numpy(np.ascontiguousarray(conv, np.float32))
+            state.recurrent_states[i] = torch.from_numpy(rec.reshape(state.recurrent_states[i].shape).copy())
+            moved += d.conv.nbytes + d.rec.nbytes
+        self.traffic.add("up", "gdn_checkpoint", moved)
+        return moved
+
+    def release(self, state: ModelState) -> None:
+        held = self._states.pop(id(state), None)
+        if held is not None:
+            for d in held[1].values():
+                for t in d.tensors():
+                    self.device.free(t)
+
+    def new_state(self) -> ModelState:
+        return ModelState.empty(self.config)
+
+    def free(self) -> None:
+        for key in list(self._states):
+            self.release(self._states[key][0])
+        for cache in self.kv.values():
+            cache.free()
+        self.src.free()
+
+    # ---- one chunk
+    @torch.no_grad()
+    def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True):
+        """Runs one chunk and advances `state`; returns the last token's logits [vocab] (fp32 torch) when
+        need_logits, else None (the LM head then does not run)."""
+        from ttprefill.ops.attention import upload_page_table
+        from ttprefill.ops.rope import RopeTables
+
+        cfg = self.config
+        tokens = np.asarray(tokens, np.int64).reshape(-1)
+        T = len(tokens)
+        if T != context.num_tokens or context.start != state.num_tokens:
+            raise DeviceStackError(f"chunk of {T} tokens at {context.start} does not continue a state of "
+                                   f"{state.num_tokens} tokens with a context of {context.num_tokens}")
+        if cfg.attention_layers and context.start % TILE:
+            raise DeviceStackError(f"a chunk starts at position {context.start}: the device writes K/V in whole "
+                                   f"32-token tiles, so chunks must start at multiples of {TILE}")
+        if T and (tokens.min() < 0 or tokens.max() >= cfg.vocab_size):
+            raise DeviceStackError(f"token ids must be in [0, {cfg.vocab_size})")
+        states = self._device_state(state)
+        s = Scratch(self.device)
+        try:
+            x = s.upload(self.embed[tokens], BF16)
+            self.traffic.add("down", "embeddings", x.nbytes)
+            table = rope = None
+            if cfg.attention_layers:
+                context.check_page_table(self.page_tokens)
+                table = upload_page_table(self.device, list(context.page_table))
+                s.tensors.append(table)
+                self.traffic.add("down", "page_table", table.nbytes)
+                rope = self._rope_tables(s, context)
+            for i, lw in enumerate(self.layers):
+                if cfg.is_attention_layer(i):
+                    self.runner.attention_block(s, x, lw, self.kv[i], table, context, rope)
+                else:
+                    self.runner.gdn_block(s, x, lw, states[i])
+                self.runner.mlp_block(s, x, lw)
+            state.num_tokens += T
+            return self._last_logits(s, x) if need_logits else None
+        finally:
+            s.free()
+
+    def _rope_tables(self, s: Scratch, context: ChunkContext):
+        from ttprefill.ops.rope import RopeTables
+
+        cfg = self.config
+        positions = np.arange(context.start, context.end)
+        if rope_runs_in_kernel(cfg):
+            tables = RopeTables.upload(self.device, positions, cfg.rotary_dim, cfg.rope_theta)
+            s.tensors += [tables.cos, tables.sin]
+            self.traffic.add("down", "rope_tables", tables.cos.nbytes + tables.sin.nbytes)
+            return tables
+        tables = {}
+        for heads in {cfg.attn_num_heads, cfg.attn_num_kv_heads}:
+            cos, sin = rope_spread_tables(positions, heads, cfg.attn_head_dim, cfg.rotary_dim, cfg.rope_theta)
+            tables[heads] = (s.upload(cos, BF16), s.upload(sin, BF16))
+            self.traffic.add("down", "rope_tables", 2 * tables[heads][0].nbytes)
+        return tables
+
+    def _last_logits(self, s: Scratch, x) -> torch.Tensor:
+        from ttprefill.ops.linear import linear
+
+        T = x.shape[0]
+        row0 = (T - 1) // TILE * TILE
+        h = self.runner.norm(s, x, self.final_norm, last_tile_row_only=True, out=s.alloc((T - row0, x.shape[1])))
+        parts = []
+        for chunk in self.lm_head.chunks:
+            out = s.alloc((h.shape[0], chunk.n_out))
+            linear(self.device, h, chunk, out, reports=self.runner.r("matmul"))
+            parts.append(self.device.download(out)[T - 1 - row0])  # one tile row comes up: 32 tokens' logits
+            self.traffic.add("up", "logits", out.nbytes)
+        return torch.from_numpy(np.concatenate(parts).astype(np.float32))
+
+
+def _weight_nbytes(w) -> int:
+    if hasattr(w, "chunks"):
+        return sum(c.tensor.nbytes for c in w.chunks)
+    if hasattr(w, "tensor"):
+        return w.tensor.nbytes
+    return w.rows.nbytes
