@@ -375,3 +375,16 @@ def test_pages_of_a_replicated_tensor_are_every_chips_and_a_sharded_one_refuses_
     with pytest.raises(ValueError, match="use download_shards"):
         mesh.read_pages(sharded, 0, 1)
     assert mesh.dram_bytes_in_use() == mesh.chips[0].dram_bytes_in_use() > 0
+
+
+def test_the_cost_setting_sets_the_share_of_the_link_a_collective_gets():
+    times = {}
+    for costs in ("low", "central", "high"):
+        mesh = SimMesh((1, 2), timing_only=True, costs=costs)
+        mesh.all_gather(mesh.allocate((2048, 2048), BF16), 1)
+        times[costs] = mesh.last_report.cycles / hw.CLOCK_HZ
+        nbytes = 2048 * 2048 * 2
+        share = hw.ETH_PAYLOAD_EFFICIENCY_BY_SETTING[costs]
+        want = hw.ETH_HANDSHAKE_S + hw.ETH_HOP_LATENCY_S + nbytes / (hw.ETH_LINK_RAW_BYTES_PER_S * share)
+        assert times[costs] == pytest.approx(want, rel=1e-6)
+    assert times["low"] < times["central"] < times["high"]

@@ -70,6 +70,11 @@ NOC_LINK_BYTES_PER_CYCLE = 30.0
 NOC_PORT_BYTES_PER_CYCLE = 2 * NOC_LINK_BYTES_PER_CYCLE
 
 # ---- FPU
+# An unpacker alone fetches at most 64 B/cycle from L1, and each UNPACR spends 2 cycles on its start address
+# (ISA doc UNPACR_Regular.md, "Performance"); mirrors timing.h kUnpackBytesPerCycle / kUnpacrSetupCycles.
+UNPACK_BYTES_PER_CYCLE = 64
+UNPACR_SETUP_CYCLES = 2
+
 # One 8x16 by 16x16 multiply per cycle per core at LoFi = 4096 FLOP/cycle; each fidelity phase divides
 # it (WORMHOLE.md, tech_reports/matrix_engine).
 FPU_FLOPS_PER_CYCLE_LOFI = 2 * 8 * 16 * 16
@@ -84,11 +89,13 @@ def fpu_peak_flops_per_cycle(cores: int, fidelity) -> float:
 # One Wormhole Ethernet link: 100 Gb/s per direction, headers included (tt-metal tech_reports/
 # EthernetMultichip/BasicEthernetGuide.md, "Ethernet Link"; 12.5 GB/s per direction per link).
 ETH_LINK_RAW_BYTES_PER_S = 12.5e9
-# Share of the raw rate left for payload: packet header, MAC, FEC and CRC cost 3-6 % for payloads above
-# 1 KiB (same guide; its bandwidth curves peak for 4-16 KiB packets). Central 0.95, range 0.94-0.97: an
-# estimate of the link alone; the EDM/fabric workers' own limits are not modeled, so this is a ceiling.
-ETH_PAYLOAD_EFFICIENCY = 0.95
-ETH_LINK_PAYLOAD_BYTES_PER_S = ETH_LINK_RAW_BYTES_PER_S * ETH_PAYLOAD_EFFICIENCY
+# Share of the raw rate a collective gets, by cost setting (docs/TIMING.md "Cost settings"). The link alone
+# loses 3-6 % to packet header, MAC, FEC and CRC for payloads above 1 KiB (same guide; its bandwidth curves
+# peak for 4-16 KiB packets): low 0.97, central 0.95. The workers feeding the Ethernet data movers are not
+# modeled; the high setting takes what the Qwen3.5 demos' authors state their prefill collectives reach,
+# 55-65 % of the link (tt-metal tp_common.py `prefill_ccl_tuning`, docs/calibration_sources.md 4d), at 0.60.
+ETH_PAYLOAD_EFFICIENCY_BY_SETTING = {"low": 0.97, "central": 0.95, "high": 0.60}
+ETH_PAYLOAD_EFFICIENCY = ETH_PAYLOAD_EFFICIENCY_BY_SETTING["central"]
 # One hop chip to chip: ~650 ns (same guide, "Ring Ping Latency": 8-hop ring round trip ~5.2 us with the
 # payload-available signal merged into the packet; 690 ns in its older formulation, 530-620 ns one way
 # on a single link).

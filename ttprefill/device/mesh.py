@@ -305,9 +305,8 @@ class SimMesh:
                                  f"open the mesh with ring_axes={{{cluster_axis}}} if the chips are cabled as a ring")
         return topology
 
-    def _collective_report(self, kind: str, tensor: MeshTensor, nbytes: int, group_size: int, topology: str,
-                           t0: float) -> None:
-        timing = collective_time(kind, nbytes, group_size, topology, self.links)
+    def _collective_report(self, kind: str, nbytes: int, group_size: int, topology: str, t0: float) -> None:
+        timing = collective_time(kind, nbytes, group_size, topology, self.links, self.costs)
         self.ethernet_bytes += int(timing.busiest_link_bytes)
         self.last_report = RunReport(kind, time.perf_counter() - t0, int(round(timing.seconds * CLOCK_HZ)),
                                      counters={"ethernet_busiest_link_bytes": int(timing.busiest_link_bytes)},
@@ -346,7 +345,7 @@ class SimMesh:
         shape = list(tensor.shape)
         shape[dim] *= n
         out = self._output(shape, tensor, gather_label(tensor.placements, dim), per_chip)
-        self._collective_report("all_gather", tensor, tensor.shards[0].nbytes, n, topology, t0)
+        self._collective_report("all_gather", tensor.shards[0].nbytes, n, topology, t0)
         return out
 
     def _scatter_shape(self, tensor: MeshTensor, dim: int, n: int) -> list[int]:
@@ -375,7 +374,7 @@ class SimMesh:
                 for pos, i in enumerate(g):
                     per_chip[i] = _reduce_chunk([c[pos] for c in chunks], pos, topology, tensor.data_format)
         out = self._output(shape, tensor, scatter_label(tensor.placements, dim, cluster_axis, self.mesh_shape), per_chip)
-        self._collective_report("reduce_scatter", tensor, tensor.shards[0].nbytes, n, topology, t0)
+        self._collective_report("reduce_scatter", tensor.shards[0].nbytes, n, topology, t0)
         return out
 
     def all_reduce(self, tensor: MeshTensor, cluster_axis: int | None = None, topology: str | None = None) -> MeshTensor:
@@ -399,5 +398,5 @@ class SimMesh:
                     total = _accumulate([shards[i] for i in g], tensor.data_format)
                 per_chip.update({i: total for i in g})
         out = self._output(tensor.shape, tensor, reduce_label(tensor.placements, cluster_axis), per_chip)
-        self._collective_report("all_reduce", tensor, tensor.shards[0].nbytes, n, topology, t0)
+        self._collective_report("all_reduce", tensor.shards[0].nbytes, n, topology, t0)
         return out
