@@ -109,6 +109,9 @@ def bench_arguments(args):
         return bench.GdnBenchArgs(seq=args.seq, qk_heads=args.qk_heads, v_heads=args.v_heads, key_dim=args.key_dim,
                                   value_dim=args.value_dim, chunk=args.chunk, batch=args.batch,
                                   fidelity=args.fidelity, format=args.format, device=device)
+    if args.what == "ttft":
+        return bench.TtftBenchArgs(model=args.model or "qwen3.5-9b", seq=args.seq or 8192,
+                                   weight_format=args.format, device=device)
     if args.what in ("engine", "checkpoints"):
         return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, device=device)
     return bench.CalibrationBenchArgs(device=device)
@@ -183,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.set_defaults(func=cmd_prefill)
 
     bench = sub.add_parser("bench", help="benchmarks; --json prints one JSON object on stdout")
-    bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration"])
+    bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration",
+                                        "ttft"])
+    bench.add_argument("--model", default=None, help="ttft: the preset (default qwen3.5-9b)")
     _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seq", type=_positive_int, default=None)
@@ -198,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--value-dim", type=_positive_int, default=None)
     bench.add_argument("--batch", type=_positive_int, default=1)
     bench.add_argument("--size", type=_positive_int, default=None, help="matmul: M = K = N (a multiple of 32)")
-    bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages")
+    bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages; ttft: weight matrices")
     bench.add_argument("--fidelity", default=None, choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"])
     bench.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace of the run to this file")
     bench.add_argument("--peer", action="store_true",

@@ -17,9 +17,10 @@ from .options import (
     GdnBenchArgs,
     MatmulBenchArgs,
     SimBenchArgs,
+    TtftBenchArgs,
 )
 
-BENCHMARKS = ("sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration")
+BENCHMARKS = ("sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration", "ttft")
 
 
 def run(what: str, args) -> dict:
@@ -48,6 +49,13 @@ def run(what: str, args) -> dict:
         from .engine import checkpoint_sweep
 
         return checkpoint_sweep(args)
+    if what == "ttft":
+        from .ttft import ttft_bench
+
+        if args.device.backend != "sim" or not args.device.timing_only:
+            raise ValueError("bench ttft runs the simulator in timing-only mode: give --timing-only (and "
+                             "--backend sim)")
+        return ttft_bench(args.model, args.seq, args.weight_format, args.device.costs)
     if what == "calibration":
         from ttprefill.calibration import bench_calibration
 
@@ -56,4 +64,4 @@ def run(what: str, args) -> dict:
 
 
 __all__ = ["BENCHMARKS", "AttentionBenchArgs", "CalibrationBenchArgs", "DeviceChoice", "EngineBenchArgs",
-           "GdnBenchArgs", "MatmulBenchArgs", "SimBenchArgs", "run"]
+           "GdnBenchArgs", "MatmulBenchArgs", "SimBenchArgs", "TtftBenchArgs", "run"]

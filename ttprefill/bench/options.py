@@ -67,5 +67,13 @@ class EngineBenchArgs:
 
 
 @dataclass(frozen=True)
+class TtftBenchArgs:
+    model: str = "qwen3.5-9b"
+    seq: int = 8192
+    weight_format: str | None = None  # "bf16" | "bfp8" (None: EngineOptions.weight_format)
+    device: DeviceChoice = field(default_factory=DeviceChoice)
+
+
+@dataclass(frozen=True)
 class CalibrationBenchArgs:
     device: DeviceChoice = field(default_factory=DeviceChoice)

@@ -1,0 +1,56 @@
+"""`ttprefill bench ttft` smoke run: one 64-token chunk of qwen3.5-9b (timing-only), its breakdown adding
+up, its host traffic against the device stack's rules counted from tile sizes, its refusals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ttprefill import cli
+from ttprefill.bench.ttft import checkpoint_positions
+from ttprefill.model.config import get_preset
+
+
+def test_ttft_smoke_on_one_chunk(capsys):
+    code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "64", "--timing-only", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    r = json.loads(out)
+    cfg = get_preset("qwen3.5-9b")
+    assert set(r["by_op"]) == {"matmul", "attention", "gdn", "norms", "rest"}
+    assert all(v > 0 for v in r["by_op"].values())
+    assert r["ttft_s"] == pytest.approx(sum(r["by_op"].values()))
+    assert r["model_version"] and r["timing_only"] and r["weight_format"] == "bfp8"
+    assert r["simulated"] == {"gdn_layer_and_mlp_runs": 1, "attention_layer_and_mlp_runs": 1, "lm_head_runs": 1}
+    # per layer of a kind the same programs: GDN layers 4 projections + out_proj + 3 MLP matmuls, attention
+    # layers the fused qkv + o_proj + 3 MLP ones (one row slab each at 64 tokens), plus the LM head's chunks
+    matmuls = r["programs_per_prefill"]["matmul"]
+    lm_head_programs = matmuls - 8 * len(cfg.gdn_layers) - 5 * len(cfg.attention_layers)
+    assert lm_head_programs >= 1
+    t = r["host_traffic"]
+    embeddings = 2 * 64 * cfg.hidden_size  # bf16, two tile rows of 32 tokens
+    assert t["host_bytes_down_by_kind"]["embeddings"] == embeddings
+    assert t["host_bytes_down_by_kind"]["rope_tables"] == 2 * 64 * cfg.rotary_dim * 4  # fp32 cos and sin
+    assert t["host_bytes_up"] == 32 * (-(-cfg.vocab_size // 32) * 32) * 2  # one bf16 tile row of logits
+    # conv state [3, C] bf16 is one tile row; the recurrent state [HV K, V] fp32
+    state = len(cfg.gdn_layers) * (32 * cfg.gdn_conv_channels * 2 + cfg.gdn_num_v_heads
+                                   * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4)
+    assert t["checkpoints"] == 1 and t["checkpoint_bytes_up"] == state
+
+
+def test_checkpoint_positions_follow_the_engine_cadence():
+    assert checkpoint_positions(1000, 256, 64, 4) == [256, 512, 768, 1000]
+    assert checkpoint_positions(1024, 256, 64, 8) == [512, 1024]
+
+
+def test_ttft_needs_timing_only(capsys):
+    code = cli.main(["bench", "ttft", "--seq", "64"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "--timing-only" in err
+
+
+def test_ttft_refuses_bf16_weights_that_do_not_fit(capsys):
+    code = cli.main(["bench", "ttft", "--seq", "64", "--timing-only", "--format", "bf16"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "does not fit" in err

@@ -1,0 +1,195 @@
+"""`ttprefill bench ttft`: modeled time to first token of one prompt through the whole model on one chip,
+from timing-only simulator runs of every program of every chunk (model/device_stack.py's LayerRunner:
+the programs the engine's device stack runs, in the same order, on tensors of the same shapes).
+
+Chunking as the engine does it (EngineOptions.chunk_tokens; chunk c starts at c * chunk_tokens, so its
+attention reads the growing prefix). Identical layers run identical programs, so per chunk one GDN layer
+and one attention layer are simulated and counted for every layer of their kind: a GDN layer and the MLP
+once per distinct chunk length, an attention layer once per chunk (its prefix differs). The final norm
+and the LM head run once, on the last chunk's last tile row. Weights are shapes only (timing-only: no
+values, all control flow, CB and NoC traffic and costs), in the weight format asked for (bfp8 default).
+
+Host traffic is what the device stack moves for such a prompt (DeviceStack.traffic's kinds): per chunk
+the embedding rows, the page table and the RoPE tables down; the last token's tile row of logits up once;
+the GDN states up at each checkpoint (EngineOptions.checkpoint_every_blocks) and at the end.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+from ttprefill.hw import CLOCK_HZ
+
+TILE = 32
+
+
+def _tiles(rows: int, cols: int) -> int:
+    return -(-rows // TILE) * -(-cols // TILE)
+
+
+def checkpoint_positions(seq: int, chunk_tokens: int, block_tokens: int, every_blocks: int) -> list[int]:
+    """Chunk ends where the engine saves a GDN checkpoint: every `every_blocks` blocks, and the prompt's end."""
+    stride = every_blocks * block_tokens
+    ends = list(range(chunk_tokens, seq, chunk_tokens)) + [seq]
+    return [p for p in ends if p % stride == 0 or p == seq]
+
+
+def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | None = None,
+               costs: str | None = None, options=None) -> dict:
+    import numpy as np
+
+    from ttprefill.device.program import DataFormat
+    from ttprefill.device.sim_device import DEFAULT_COST_SETTING, SimDevice, model_version
+    from ttprefill.engine import check_memory_plan
+    from ttprefill.model.config import get_preset
+    from ttprefill.model.device_stack import (
+        FP32,
+        OP_KINDS,
+        WEIGHT_FORMATS,
+        GdnDeviceState,
+        LayerRunner,
+        OpTimes,
+        Scratch,
+        WeightSource,
+        layer_weights,
+        rope_runs_in_kernel,
+    )
+    from ttprefill.model.stack import ChunkContext
+    from ttprefill.ops.attention import KVCache, upload_page_table
+    from ttprefill.ops.linear import ChunkedDenseWeight, linear
+    from ttprefill.ops.rope import RopeTables
+    from ttprefill.options import EngineOptions
+
+    if seq < 1:
+        raise ValueError(f"--seq must be positive; got {seq}")
+    config = get_preset(model)
+    o = options or EngineOptions()
+    if weight_format is not None:
+        from dataclasses import replace
+
+        o = replace(o, weight_format=weight_format)
+    if seq > config.max_position_embeddings:
+        raise ValueError(f"--seq {seq} is past {model}'s {config.max_position_embeddings} positions")
+    if not config.attention_layers or not config.gdn_layers:
+        raise ValueError(f"{model}: the TTFT bench times a hybrid stack (GDN and attention layers)")
+    if not rope_runs_in_kernel(config):
+        raise ValueError(f"{model}: rotary dims {config.rotary_dim} take the narrow-RoPE path; the bench times "
+                         "the Qwen3.5 shapes (rotary dims a multiple of 64)")
+    check_memory_plan(config, o)  # refuses, with the numbers, a model that does not fit one chip
+    costs = costs or DEFAULT_COST_SETTING
+    t_start = time.perf_counter()
+    device = SimDevice(timing_only=True, costs=costs)
+    src = WeightSource(device, None, WEIGHT_FORMATS[o.weight_format])
+    gdn_i, attn_i = config.gdn_layers[0], config.attention_layers[0]
+    gdn_w, attn_w = layer_weights(src, config, gdn_i), layer_weights(src, config, attn_i)
+    final_norm = src.norm(config.hidden_size)
+    lm_head = ChunkedDenseWeight.allocate(device, config.hidden_size, config.vocab_size,
+                                          WEIGHT_FORMATS[o.weight_format])
+    src.tensors.append(lm_head)
+    pages = -(-seq // o.block_tokens)
+    cache = KVCache.create(device, pages, o.block_tokens, config.attn_num_kv_heads, config.attn_head_dim,
+                           o.kv_page_format)
+    dims = config.gdn_dims
+    state = GdnDeviceState(
+        device.allocate((3, dims.conv_channels), DataFormat.Float16_b),
+        device.allocate((3, dims.conv_channels), DataFormat.Float16_b),
+        device.allocate((dims.v_heads * dims.key_dim, dims.value_dim), FP32),
+        device.allocate((dims.v_heads * dims.key_dim, dims.value_dim), FP32))
+
+    def runner(times):
+        return LayerRunner(config, device, gdn_chunk=o.gdn_chunk, gdn_fidelity=o.gdn_fidelity,
+                           attention_fidelity=o.attention_fidelity, times=times)
+
+    n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
+    total = OpTimes()
+    per_length: dict[int, OpTimes] = {}  # chunk length -> one GDN layer + one MLP block, timed once
+    down = {"embeddings": 0, "page_table": 0, "rope_tables": 0}
+    chunks, attention_runs = [], 0
+    table = upload_page_table(device, list(range(pages)))
+    for start in range(0, seq, o.chunk_tokens):
+        T = min(o.chunk_tokens, seq - start)
+        s = Scratch(device)
+        try:
+            x = s.alloc((T, config.hidden_size))
+            down["embeddings"] += x.nbytes
+            down["page_table"] += table.nbytes
+            if T not in per_length:
+                per_length[T] = OpTimes()
+                r = runner(per_length[T])
+                r.gdn_block(s, x, gdn_w, state)
+                r.mlp_block(s, x, gdn_w)
+            tables = RopeTables.upload(device, np.arange(start, start + T), config.rotary_dim, config.rope_theta)
+            s.tensors += [tables.cos, tables.sin]
+            down["rope_tables"] += tables.cos.nbytes + tables.sin.nbytes
+            attn = OpTimes()
+            r = runner(attn)
+            r.attention_block(s, x, attn_w, cache, table, ChunkContext(start, T, tuple(range(pages))), tables)
+            r.mlp_block(s, x, attn_w)
+            attention_runs += 1
+            chunk_s = 0.0
+            for kind in OP_KINDS:
+                add = n_gdn * per_length[T].seconds[kind] + n_attn * attn.seconds[kind]
+                total.seconds[kind] += add
+                total.programs[kind] += n_gdn * per_length[T].programs[kind] + n_attn * attn.programs[kind]
+                chunk_s += add
+            chunks.append({"start": start, "tokens": T, "modeled_s": chunk_s})
+        finally:
+            s.free()
+    # the last chunk's final norm and LM head (the tile row of the last token)
+    s = Scratch(device)
+    try:
+        last = OpTimes()
+        r = runner(last)
+        last_tokens = chunks[-1]["tokens"]
+        rows = last_tokens - (last_tokens - 1) // TILE * TILE  # the tile row holding the last token
+        x = s.alloc((last_tokens, config.hidden_size))
+        h = r.norm(s, x, final_norm, last_tile_row_only=True, out=s.alloc((rows, config.hidden_size)))
+        for w in lm_head.chunks:
+            linear(device, h, w, s.alloc((h.shape[0], w.n_out)), reports=r.r("matmul"))
+        for kind in OP_KINDS:
+            total.seconds[kind] += last.seconds[kind]
+            total.programs[kind] += last.programs[kind]
+        chunks[-1]["modeled_s"] += last.total_s
+        logits_up = _tiles(rows, config.vocab_size) * DataFormat.Float16_b.tile_bytes
+    finally:
+        s.free()
+    checkpoints = checkpoint_positions(seq, o.chunk_tokens, o.block_tokens, o.checkpoint_every_blocks)
+    state_bytes = n_gdn * (state.conv.nbytes + state.rec.nbytes)
+    wall = time.perf_counter() - t_start
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.chunk_tokens,
+        "costs": costs, "model_version": model_version(), "timing_only": True,
+        "ttft_s": total.total_s,
+        "by_op": dict(total.seconds),
+        "programs_per_prefill": dict(total.programs),
+        "chunks": chunks,
+        "host_traffic": {
+            "host_bytes_down": sum(down.values()), "host_bytes_down_by_kind": down,
+            "host_bytes_up": logits_up, "checkpoint_bytes_up": len(checkpoints) * state_bytes,
+            "checkpoints": len(checkpoints),
+        },
+        "simulated": {"gdn_layer_and_mlp_runs": len(per_length), "attention_layer_and_mlp_runs": attention_runs,
+                      "lm_head_runs": 1},
+        "sim_wall_s": round(wall, 1), "max_rss_mb": round(rss_mb),
+        "note": ("modeled by the simulator's timing model (timing-only runs of every program of a chunk); each "
+                 "distinct shape simulated once and reused for identical layers: one GDN layer per distinct "
+                 "chunk length and one attention layer per chunk (its prefix grows), counted for every layer of "
+                 f"their kind ({n_gdn} GDN, {n_attn} attention); host-side time (scheduling, uploads) not "
+                 "included"),
+    }
+
+
+def format_ttft(result: dict) -> str:
+    t = result["host_traffic"]
+    lines = [f"{result['model']}, {result['seq']} tokens in chunks of {result['chunk_tokens']}, "
+             f"{result['weight_format']} weights, timing model {result['model_version']} ({result['costs']}):",
+             f"  modeled TTFT {result['ttft_s'] * 1e3:.1f} ms"]
+    for kind, s in result["by_op"].items():
+        lines.append(f"    {kind:10s} {s * 1e3:9.1f} ms  ({result['programs_per_prefill'][kind]} programs)")
+    lines.append(f"  host traffic: {t['host_bytes_down'] / 1e6:.1f} MB down, {t['host_bytes_up'] / 1e6:.2f} MB up, "
+                 f"{t['checkpoint_bytes_up'] / 1e6:.1f} MB of checkpoints up ({t['checkpoints']})")
+    lines.append(f"  simulator wall {result['sim_wall_s']} s, max RSS {result['max_rss_mb']} MB")
+    lines.append(f"  {result['note']}")
+    return "\n".join(lines)
