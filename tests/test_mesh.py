@@ -133,8 +133,11 @@ def _mesh(mesh_shape, topology):
     return SimMesh(mesh_shape, topology, ring_axes={0, 1} if topology == "ring" else None)
 
 
-@pytest.mark.parametrize("mesh_shape", MESHES)
-@pytest.mark.parametrize("cluster_axis", [None, 0, 1])
+# A whole-mesh all-gather on a 2-D mesh needs a 2-D fabric (ttnn refuses it on a line or ring).
+GATHERS = [(m, a) for m in MESHES for a in (None, 0, 1) if not (a is None and m[0] > 1)]
+
+
+@pytest.mark.parametrize("mesh_shape,cluster_axis", GATHERS)
 @pytest.mark.parametrize("topology", ["line", "ring"])
 @pytest.mark.parametrize("dim", [0, 1])
 def test_all_gather_concatenates_each_groups_shards_exactly(mesh_shape, cluster_axis, topology, dim):
@@ -255,7 +258,27 @@ def test_a_t3000_as_1x8_is_a_ring_and_as_2x4_is_not():
     x = t.upload(values((32, 256)), BF16, shard_placements(1))
     with pytest.raises(ValueError, match="no ring over axis 1"):
         t.all_gather(x, 1, cluster_axis=1)
-    t.all_gather(x, 1)  # the whole 2x4 as one ring: its perimeter
+    t.all_gather(x, 1, cluster_axis=0)  # a pair of chips: a ring of two is a line
+
+
+def test_a_whole_mesh_all_gather_on_a_2d_mesh_is_refused_as_ttnn_refuses_it():
+    mesh = SimMesh((2, 4))
+    x = mesh.upload(values((32, 256)), BF16, shard_placements(1))
+    with pytest.raises(ValueError, match=r"whole 2x4 mesh needs a 2-D fabric.*cluster_axis"):
+        mesh.all_gather(x, 1)
+
+
+def test_a_whole_mesh_reduction_on_a_2d_mesh_is_timed_axis_by_axis():
+    mesh = SimMesh((2, 4), timing_only=True)
+    t = mesh.allocate((1024, 2048), BF16)
+    nbytes = t.shards[0].nbytes
+    mesh.reduce_scatter(t, 1)
+    want = (collective_time("reduce_scatter", nbytes, 4, "line", 1).seconds
+            + collective_time("reduce_scatter", nbytes / 4, 2, "line", 1).seconds)
+    assert mesh.last_report.cycles / hw.CLOCK_HZ == pytest.approx(want, rel=1e-6)
+    mesh.all_reduce(t)
+    want = collective_time("all_reduce", nbytes, 4, "line", 1).seconds + collective_time("all_reduce", nbytes, 2, "line", 1).seconds
+    assert mesh.last_report.cycles / hw.CLOCK_HZ == pytest.approx(want, rel=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------- programs
@@ -301,6 +324,8 @@ def test_per_chip_programs_with_per_chip_args():
     cycles = [report.extra["per_chip_cycles"][f"0,{c}"] for c in range(4)]
     assert cycles == sorted(cycles) and cycles[0] < cycles[-1]  # more tiles, more time
     assert report.cycles == cycles[-1]  # the step is the slowest chip's
+    with pytest.raises(ValueError, match=r"a program for every chip of the 1x4 mesh; missing \[\(0, 3\)\]"):
+        mesh.run_per_chip({(0, c): _copy_program(src, dst, 1) for c in range(3)})
 
 
 # ---------------------------------------------------------------------------------------------- timing

@@ -256,9 +256,13 @@ class SimMesh:
                                   for c in range(self.mesh_shape[1])}, name=program.name)
 
     def run_per_chip(self, programs: Mapping[tuple[int, int], Program], name: str | None = None) -> RunReport:
-        """Each listed chip runs its own program (ttnn.MeshProgramDescriptor); the others idle."""
-        if not programs:
-            raise ValueError("run_per_chip needs at least one (row, col) -> Program")
+        """Every chip runs its own program (ttnn.MeshProgramDescriptor). Every chip needs one: ttnn 0.81.1's
+        generic_op crashes on a descriptor that leaves chips out (seen on its mock n300 and T3000)."""
+        rows, cols = self.mesh_shape
+        missing = [(r, c) for r in range(rows) for c in range(cols) if (r, c) not in programs]
+        if missing:
+            raise ValueError(f"run_per_chip needs a program for every chip of the {rows}x{cols} mesh; missing "
+                             f"{missing} (give idle chips an empty program or use run() for one program on all)")
         t0 = time.perf_counter()
         per_chip = {}
         for coord, program in programs.items():
@@ -284,33 +288,43 @@ class SimMesh:
             return [[r * cols + c for c in range(cols)] for r in range(rows)]
         raise ValueError(f"cluster_axis must be 0, 1 or None (the whole mesh), got {cluster_axis!r}")
 
+    def axes(self, cluster_axis: int | None) -> list[int]:
+        """The mesh axes a collective runs over, in the order they run: the cluster axis, or for the whole
+        mesh each axis of more than one chip, columns first (inferred: ttnn composes a whole-mesh
+        reduce-scatter or all-reduce on a 1-D fabric axis by axis)."""
+        if cluster_axis is not None:
+            self.groups(cluster_axis)  # checks the axis
+            return [cluster_axis]
+        return [a for a in (1, 0) if self.mesh_shape[a] > 1] or [1]
+
     def _topology(self, cluster_axis: int | None, topology: str | None) -> str:
         topology = topology or self.topology
         if topology not in TOPOLOGIES:
             raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(TOPOLOGIES)}")
         if topology == RING:
             rows, cols = self.mesh_shape
-            if cluster_axis is None:
-                # The whole mesh as one ring: a 1-D mesh whose axis is wired round, or a 2-D grid's perimeter
-                # tour (a Hamiltonian cycle exists when both sides are >= 2 and the chip count is even).
-                wired = (1 in self.ring_axes and rows == 1) or (0 in self.ring_axes and cols == 1) or (
-                    rows >= 2 and cols >= 2 and rows * cols % 2 == 0)
-                size = rows * cols
-            else:
-                wired = cluster_axis in self.ring_axes
-                size = self.mesh_shape[cluster_axis]
-            if size > 2 and not wired:
-                raise ValueError(f"the {rows}x{cols} mesh has no ring over axis {cluster_axis}: its wiring does not "
-                                 f"close it (rings: {sorted(self.ring_axes) or 'none'}); use topology='line' or "
-                                 f"open the mesh with ring_axes={{{cluster_axis}}} if the chips are cabled as a ring")
+            for axis in self.axes(cluster_axis):
+                if self.mesh_shape[axis] > 2 and axis not in self.ring_axes:
+                    raise ValueError(
+                        f"the {rows}x{cols} mesh has no ring over axis {axis}: its wiring does not close it (rings: "
+                        f"{sorted(self.ring_axes) or 'none'}); use topology='line' or open the mesh with "
+                        f"ring_axes={{{axis}}} if the chips are cabled as a ring")
         return topology
 
-    def _collective_report(self, kind: str, nbytes: int, group_size: int, topology: str, t0: float) -> None:
-        timing = collective_time(kind, nbytes, group_size, topology, self.links, self.costs)
-        self.ethernet_bytes += int(timing.busiest_link_bytes)
-        self.last_report = RunReport(kind, time.perf_counter() - t0, int(round(timing.seconds * CLOCK_HZ)),
-                                     counters={"ethernet_busiest_link_bytes": int(timing.busiest_link_bytes)},
-                                     extra={"collective": timing.as_dict(), "modeled_s": timing.seconds})
+    def _collective_report(self, kind: str, nbytes: int, cluster_axis: int | None, topology: str, t0: float) -> None:
+        """Time the collective stage by stage (one stage per mesh axis it runs over)."""
+        stages = []
+        for axis in self.axes(cluster_axis):
+            n = self.mesh_shape[axis]
+            stages.append(collective_time(kind, nbytes, n, topology, self.links, self.costs))
+            if kind == "reduce_scatter":
+                nbytes = nbytes / n  # the next axis reduces the chunks this one left
+        seconds = sum(t.seconds for t in stages)
+        busiest = sum(t.busiest_link_bytes for t in stages)
+        self.ethernet_bytes += int(busiest)
+        self.last_report = RunReport(kind, time.perf_counter() - t0, int(round(seconds * CLOCK_HZ)),
+                                     counters={"ethernet_busiest_link_bytes": int(busiest)},
+                                     extra={"collective": [t.as_dict() for t in stages], "modeled_s": seconds})
 
     def _output(self, shape, tensor: MeshTensor, placements: tuple, per_chip: dict[int, np.ndarray] | None) -> MeshTensor:
         out = self._allocate_lockstep(tuple(shape), tensor.data_format, placements)
@@ -331,6 +345,10 @@ class SimMesh:
                    topology: str | None = None) -> MeshTensor:
         """ttnn.all_gather: each chip ends with its group's shards concatenated along `dim` in group order."""
         t0 = time.perf_counter()
+        rows, cols = self.mesh_shape
+        if cluster_axis is None and rows > 1 and cols > 1:
+            raise ValueError(f"all_gather over the whole {rows}x{cols} mesh needs a 2-D fabric; on a line or ring (1-D) "
+                             "fabric ttnn requires cluster_axis: gather along axis 1, then along axis 0")
         dim = norm_dim(dim, len(tensor.shape))
         topology = self._topology(cluster_axis, topology)
         groups = self.groups(cluster_axis)
@@ -345,7 +363,7 @@ class SimMesh:
         shape = list(tensor.shape)
         shape[dim] *= n
         out = self._output(shape, tensor, gather_label(tensor.placements, dim), per_chip)
-        self._collective_report("all_gather", tensor.shards[0].nbytes, n, topology, t0)
+        self._collective_report("all_gather", tensor.shards[0].nbytes, cluster_axis, topology, t0)
         return out
 
     def _scatter_shape(self, tensor: MeshTensor, dim: int, n: int) -> list[int]:
@@ -374,7 +392,7 @@ class SimMesh:
                 for pos, i in enumerate(g):
                     per_chip[i] = _reduce_chunk([c[pos] for c in chunks], pos, topology, tensor.data_format)
         out = self._output(shape, tensor, scatter_label(tensor.placements, dim, cluster_axis, self.mesh_shape), per_chip)
-        self._collective_report("reduce_scatter", tensor.shards[0].nbytes, n, topology, t0)
+        self._collective_report("reduce_scatter", tensor.shards[0].nbytes, cluster_axis, topology, t0)
         return out
 
     def all_reduce(self, tensor: MeshTensor, cluster_axis: int | None = None, topology: str | None = None) -> MeshTensor:
@@ -398,5 +416,5 @@ class SimMesh:
                     total = _accumulate([shards[i] for i in g], tensor.data_format)
                 per_chip.update({i: total for i in g})
         out = self._output(tensor.shape, tensor, reduce_label(tensor.placements, cluster_axis), per_chip)
-        self._collective_report("all_reduce", tensor.shards[0].nbytes, n, topology, t0)
+        self._collective_report("all_reduce", tensor.shards[0].nbytes, cluster_axis, topology, t0)
         return out

@@ -497,14 +497,19 @@ class TTDevice:
         return self.last_report
 
     def run_per_chip(self, programs, name: str | None = None) -> RunReport:
-        """A program per chip ({(row, col): Program}) as one ttnn.MeshProgramDescriptor: the programs may differ
-        (runtime args above all) but read and write the same mesh tensors, as generic_op takes one tensor list."""
+        """A program per chip ({(row, col): Program}, every chip) as one ttnn.MeshProgramDescriptor: the programs
+        may differ (runtime args above all) but read and write the same mesh tensors, as generic_op takes one
+        tensor list."""
         from .ttnn_checks import check_program_against_ttnn
 
-        if not programs:
-            raise ValueError("run_per_chip needs at least one (row, col) -> Program")
         ttnn = self._ttnn
         rows, cols = self.capabilities.mesh_shape
+        # ttnn 0.81.1's generic_op crashes (a segfault in the go-signal writes to unused sub-grids) on a
+        # MeshProgramDescriptor that leaves chips out, as its mock n300 and T3000 show.
+        missing = [(r, c) for r in range(rows) for c in range(cols) if (r, c) not in programs]
+        if missing:
+            raise ValueError(f"run_per_chip needs a program for every chip of the {rows}x{cols} mesh; missing "
+                             f"{missing} (give idle chips an empty program or use run() for one program on all)")
         io = None
         descriptor = ttnn.MeshProgramDescriptor()
         for (r, c), program in programs.items():
