@@ -413,3 +413,21 @@ def test_the_cost_setting_sets_the_share_of_the_link_a_collective_gets():
         want = hw.ETH_HANDSHAKE_S + hw.ETH_HOP_LATENCY_S + nbytes / (hw.ETH_LINK_RAW_BYTES_PER_S * share)
         assert times[costs] == pytest.approx(want, rel=1e-6)
     assert times["low"] < times["central"] < times["high"]
+
+
+def test_bfp8_reductions_sum_in_bf16_and_store_bfp8():
+    """ttnn: BFLOAT8_B inputs are up-cast to BFLOAT16 for the reduction and cast back."""
+    from ttprefill.device import formats
+
+    mesh = SimMesh((1, 4))
+    per_chip = [RNG.standard_normal((32, 256)).astype(np.float32) for _ in range(4)]
+    t = mesh.upload(np.concatenate(per_chip, axis=0), DataFormat.Bfp8_b, shard_placements(0))
+    stored = mesh.download_shards(t)  # what each chip holds, bfp8-quantized
+    got = mesh.download_shards(mesh.all_reduce(t))
+    total = sum(s.astype(np.float64) for s in stored)
+    for g in got:
+        # bf16 accumulation, then one bfp8 rounding (7 mantissa bits under a shared exponent per 16 values)
+        block_max = np.abs(total).reshape(32, 16, 16).max(axis=2, keepdims=True).repeat(16, axis=2).reshape(32, 256)
+        assert np.all(np.abs(g - total) <= _bf16_tolerance(total, 4) + block_max * 2.0 ** -6)
+        requantized = formats.from_device_bytes(formats.to_device_bytes(g, DataFormat.Bfp8_b), DataFormat.Bfp8_b, g.shape)
+        np.testing.assert_array_equal(g, requantized)  # stored as bfp8

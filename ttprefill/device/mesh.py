@@ -13,9 +13,10 @@ functions ttnn attaches to its collectives, ttnn/operations/ccl.py):
   sharded axis are concatenated in chip order, a replicated axis contributes its first chip's copy.
 - Programs: `run(program)` runs the same Program on every chip (addresses coincide, so one Program fits
   all); `run_per_chip({(r, c): program})` gives chips their own programs, e.g. other runtime args, as
-  ttnn.MeshProgramDescriptor does. Chips run concurrently: a step's time is the slowest chip's.
-- Collectives over a mesh axis (`cluster_axis`) or the whole mesh in row-major order (None), on a line
-  or a ring: all_gather(dim) concatenates a group's shards in chip order; reduce_scatter(dim) sums the
+  ttnn.MeshProgramDescriptor does (every chip needs one). Chips run concurrently: a step's time is the
+  slowest chip's.
+- Collectives over a mesh axis (`cluster_axis`) or the whole mesh in row-major order (None; on a 2-D
+  mesh ttnn's 1-D fabrics allow that for reductions only), on a line or a ring: all_gather(dim) concatenates a group's shards in chip order; reduce_scatter(dim) sums the
   group's tensors and gives position i of the group chunk i along dim; all_reduce sums. Gathers copy
   bytes exactly. Sums accumulate in bfloat16, rounding each partial sum, for bf16 and bfp8 tensors
   (ttnn's all_reduce docstring: "the reduction is performed in BFLOAT16; BFLOAT8_B inputs are up-cast
