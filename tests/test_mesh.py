@@ -431,3 +431,16 @@ def test_bfp8_reductions_sum_in_bf16_and_store_bfp8():
         assert np.all(np.abs(g - total) <= _bf16_tolerance(total, 4) + block_max * 2.0 ** -6)
         requantized = formats.from_device_bytes(formats.to_device_bytes(g, DataFormat.Bfp8_b), DataFormat.Bfp8_b, g.shape)
         np.testing.assert_array_equal(g, requantized)  # stored as bfp8
+
+
+def test_timing_only_spmd_on_the_first_chip_models_what_every_chip_models():
+    every, first = (SimMesh((1, 4), timing_only=True, spmd_first_chip_only=flag) for flag in (False, True))
+    cycles = []
+    for mesh in (every, first):
+        src = mesh.upload(values((128, 128)), BF16, shard_placements(1))
+        dst = mesh.allocate(src.shape, BF16, src.placements)
+        cycles.append(mesh.run(_copy_program(src, dst, src.num_pages)).cycles)
+    assert len(set(every.last_report.extra["per_chip_cycles"].values())) == 1
+    assert cycles[0] == cycles[1] and first.last_report.extra["simulated_chips"] == 1
+    with pytest.raises(ValueError, match="needs timing_only=True"):
+        SimMesh((1, 2), spmd_first_chip_only=True)
