@@ -64,13 +64,12 @@ def test_prefill_cli_on_the_simulator_matches_the_torch_reference_and_reports_tr
     assert pcc(np.asarray(outputs["torch"]["last_logits"]), sim) >= 0.999
     assert outputs["sim"]["chunks"] == 3
     # Down per chunk: the embedding rows (bf16 tiles), the page table (uint32 rows of 32 ids) and the RoPE
-    # tables (tiny's 16-wide rotary dims: bf16 cos and sin spread over the q heads and the kv heads).
-    H, D = TINY.hidden_size, TINY.attn_head_dim
+    # tables (fp32 cos and sin; tiny's 16 rotary dims fill one tile column).
+    H = TINY.hidden_size
     down = 0
     for start, end in ((0, 64), (64, 128), (128, 150)):
         t = end - start
-        down += _tiles(t, H) * 2048 + 4096
-        down += sum(2 * _tiles(t, heads * D) * 2048 for heads in (TINY.attn_num_heads, TINY.attn_num_kv_heads))
+        down += _tiles(t, H) * 2048 + 4096 + 2 * _tiles(t, TILE) * 4096
     assert outputs["sim"]["host_bytes_down"] == down
     # Up: the tile row holding the last token, once (the LM head runs on the last chunk only).
     assert outputs["sim"]["host_bytes_up"] == _tiles(TILE, TINY.vocab_size) * 2048

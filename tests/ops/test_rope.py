@@ -17,6 +17,8 @@ from ttprefill.reference.metrics import pcc, rel_rms
 @pytest.mark.parametrize("tokens, heads, head_dim, rotary_dim, p0, theta", [
     (80, 3, 256, 64, 0, 1e7),  # Qwen3.5: a quarter of 256
     (64, 2, 128, 128, 7000, 1e4),  # the whole head, two tiles per half; positions deep into a context
+    (40, 4, 64, 16, 130, 1e4),  # the tiny model: 16 of 64, halves of 8 inside the first tile
+    (64, 3, 96, 32, 3000, 1e4),  # halves of 16: whole faces exchanged
 ])
 def test_rope_matches_torch(sim, tokens, heads, head_dim, rotary_dim, p0, theta):
     rng = np.random.default_rng(head_dim)
@@ -46,6 +48,6 @@ def sim_round(x):
     return round_to_bf16(x)
 
 
-def test_sub_tile_rotary_dim_is_refused():
-    with pytest.raises(RopeShapeError, match="multiple of 64"):
-        RopeShape(32, 4, 64, 16)
+def test_unsupported_rotary_dim_is_refused():
+    with pytest.raises(RopeShapeError, match="multiple of 64.*one of \\(16, 32\\)"):
+        RopeShape(32, 4, 64, 48)

@@ -53,7 +53,6 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         Scratch,
         WeightSource,
         layer_weights,
-        rope_runs_in_kernel,
     )
     from ttprefill.model.stack import ChunkContext
     from ttprefill.ops.attention import KVCache, upload_page_table
@@ -73,9 +72,6 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         raise ValueError(f"--seq {seq} is past {model}'s {config.max_position_embeddings} positions")
     if not config.attention_layers or not config.gdn_layers:
         raise ValueError(f"{model}: the TTFT bench times a hybrid stack (GDN and attention layers)")
-    if not rope_runs_in_kernel(config):
-        raise ValueError(f"{model}: rotary dims {config.rotary_dim} take the narrow-RoPE path; the bench times "
-                         "the Qwen3.5 shapes (rotary dims a multiple of 64)")
     check_memory_plan(config, o)  # refuses, with the numbers, a model that does not fit one chip
     costs = costs or DEFAULT_COST_SETTING
     t_start = time.perf_counter()

@@ -20,10 +20,7 @@ recurrent states (ping-pong pairs, swapped after each chunk). What crosses, by k
 last logits up; GDN states up only when the engine asks for a checkpoint (sync_to_host) and down once
 when a request starts from one (or from zeros).
 
-RoPE: rotary dims that are whole pairs of tiles (64 of Qwen3.5's 256) run the RoPE kernel; narrower
-ones (the tiny test model's 16) run as x * cos + (x @ R) * sin with R the signed rotate_half
-permutation (a resident block-diagonal weight, exact in bf16, at HiFi4) and cos/sin spread over the
-heads (1 and 0 on the pass-through columns): the same rotation with bf16 tables.
+RoPE runs in place (ops/rope) for Qwen3.5's 64 rotary dims and the tiny test model's 16 alike.
 """
 
 from __future__ import annotations
@@ -201,31 +198,6 @@ def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeight
                         dense("mlp.down_proj.weight", (H, I)), mixer)
 
 
-def rotate_half_weight(heads: int, head_dim: int, rotary_dim: int) -> np.ndarray:
-    """W [heads * D, heads * D] with x @ W^T = rotate_half of each head's first rotary_dim columns, 0 elsewhere."""
-    half = rotary_dim // 2
-    block = np.zeros((head_dim, head_dim), np.float32)
-    for c in range(half):
-        block[c, c + half] = -1.0
-        block[c + half, c] = 1.0
-    return np.kron(np.eye(heads, dtype=np.float32), block)
-
-
-def rope_spread_tables(positions: np.ndarray, heads: int, head_dim: int, rotary_dim: int, theta: float):
-    """cos, sin [T, heads * D]: the rotary columns' cos/sin per head, 1 and 0 on the pass-through columns."""
-    from ttprefill.ops.rope import rope_tables
-
-    cos, sin = rope_tables(positions, rotary_dim, theta)
-    T = len(positions)
-    c = np.ones((T, head_dim)), np.zeros((T, head_dim))
-    c[0][:, :rotary_dim], c[1][:, :rotary_dim] = cos, sin
-    return np.tile(c[0], (1, heads)).astype(np.float32), np.tile(c[1], (1, heads)).astype(np.float32)
-
-
-def rope_runs_in_kernel(config: ModelConfig) -> bool:
-    return config.rotary_dim % (2 * TILE) == 0
-
-
 # ---------------------------------------------------------------------------------------------------
 # Live GDN state of one request
 
@@ -287,24 +259,21 @@ class LayerRunner:
     """One layer's programs on device tensors: the piece the stack and the TTFT benchmark share."""
 
     def __init__(self, config: ModelConfig, device, *, gdn_chunk: int, gdn_fidelity: MathFidelity,
-                 attention_fidelity: MathFidelity, times: OpTimes, rope_weights: dict | None = None):
+                 attention_fidelity: MathFidelity, times: OpTimes):
         from ttprefill.ops.attention import FlashAttentionConfig
 
         self.config, self.device, self.times = config, device, times
         self.gdn_chunk, self.gdn_fidelity = gdn_chunk, gdn_fidelity
         self.attention_config = FlashAttentionConfig(math_fidelity=attention_fidelity)
-        self.rope_weights = rope_weights or {}  # heads -> rotate_half DenseWeight (narrow rotary dims)
 
     def r(self, kind):
         return _KindReports(self.times, kind)
 
     # ---- pieces
-    def linear(self, s: Scratch, x, w, fidelity=None):
+    def linear(self, s: Scratch, x, w):
         from ttprefill.ops.linear import linear
 
-        out = s.alloc((x.shape[0], w.n_out))
-        opts = {} if fidelity is None else {"fidelity": fidelity}
-        return linear(self.device, x, w, out, reports=self.r("matmul"), **opts)
+        return linear(self.device, x, w, s.alloc((x.shape[0], w.n_out)), reports=self.r("matmul"))
 
     def norm(self, s: Scratch, x, w, **kw):
         from ttprefill.ops.norm import rms_norm
@@ -351,24 +320,11 @@ class LayerRunner:
         state.swap()
         self.residual(x, self.linear(s, t.y, w.out_proj))
 
-    def rope(self, s: Scratch, x, heads: int, tables) -> None:
-        from ttprefill.ops.eltwise import binary_program
-        from ttprefill.ops.rope import apply_rope
-
-        if rope_runs_in_kernel(self.config):
-            apply_rope(self.device, x, tables, heads=heads, reports=self.r("rest"))
-            return
-        cos, sin = tables[heads]
-        rotated = self.linear(s, x, self.rope_weights[heads], fidelity=MathFidelity.HiFi4)
-        reports = self.r("rest")
-        reports.append(self.device.run(binary_program(rotated, sin, rotated, "mul")))
-        reports.append(self.device.run(binary_program(x, cos, x, "mul")))
-        reports.append(self.device.run(binary_program(x, rotated, x, "add")))
-
     def attention_block(self, s: Scratch, x, lw: LayerWeights, cache, table, context: ChunkContext,
                         rope_tables) -> None:
         from ttprefill.ops.attention import flash_attention_program, kv_cache_write_program, plan_attention
         from ttprefill.ops.layout import merge_heads, split_heads
+        from ttprefill.ops.rope import apply_rope
 
         cfg, w = self.config, lw.mixer
         T, p0 = x.shape[0], context.start
@@ -379,8 +335,8 @@ class LayerRunner:
                       out=s.alloc((T, Hq * D)))
         k = self.norm(s, qkv, w.k_norm, group_width=D, groups=Hkv, group_stride=D, x_col0=Hq * 2 * D,
                       out=s.alloc((T, Hkv * D)))
-        self.rope(s, q, Hq, rope_tables)
-        self.rope(s, k, Hkv, rope_tables)
+        apply_rope(self.device, q, rope_tables, heads=Hq, reports=self.r("rest"))
+        apply_rope(self.device, k, rope_tables, heads=Hkv, reports=self.r("rest"))
         entries = table.shape[0] * table.shape[1]
         plan = plan_attention(Hq, Hkv, D, T, p0, cache.data_format, True, self.attention_config, entries)
         rows = plan.q_rows_per_head
@@ -424,11 +380,6 @@ class DeviceStack:
             head = self.embed if config.tie_word_embeddings else self.src.array("lm_head.weight")
             self.lm_head = ChunkedDenseWeight.upload(device, head, WEIGHT_FORMATS[weight_format])
             self.src.tensors.append(self.lm_head)
-            rope_weights = {}
-            if config.attention_layers and not rope_runs_in_kernel(config):
-                for heads in {config.attn_num_heads, config.attn_num_kv_heads}:
-                    rope_weights[heads] = self.src.dense(
-                        rotate_half_weight(heads, config.attn_head_dim, config.rotary_dim), BF16)
             self.kv = {i: KVCache.create(device, num_pages, page_tokens, config.attn_num_kv_heads,
                                          config.attn_head_dim, page_format) for i in config.attention_layers}
         except Exception:
@@ -437,7 +388,7 @@ class DeviceStack:
         self.weight_bytes = sum(t.nbytes if isinstance(t, DeviceTensor) else _weight_nbytes(t)
                                 for t in self.src.tensors)
         self.runner = LayerRunner(config, device, gdn_chunk=gdn_chunk, gdn_fidelity=gdn_fidelity,
-                                  attention_fidelity=attention_fidelity, times=self.times, rope_weights=rope_weights)
+                                  attention_fidelity=attention_fidelity, times=self.times)
         self._states: dict[int, tuple[ModelState, GdnDeviceState]] = {}
         self.page_tokens = page_tokens
 
@@ -498,7 +449,6 @@ class DeviceStack:
         """Runs one chunk and advances `state`; returns the last token's logits [vocab] (fp32 torch) when
         need_logits, else None (the LM head then does not run)."""
         from ttprefill.ops.attention import upload_page_table
-        from ttprefill.ops.rope import RopeTables
 
         cfg = self.config
         tokens = np.asarray(tokens, np.int64).reshape(-1)
@@ -539,16 +489,9 @@ class DeviceStack:
 
         cfg = self.config
         positions = np.arange(context.start, context.end)
-        if rope_runs_in_kernel(cfg):
-            tables = RopeTables.upload(self.device, positions, cfg.rotary_dim, cfg.rope_theta)
-            s.tensors += [tables.cos, tables.sin]
-            self.traffic.add("down", "rope_tables", tables.cos.nbytes + tables.sin.nbytes)
-            return tables
-        tables = {}
-        for heads in {cfg.attn_num_heads, cfg.attn_num_kv_heads}:
-            cos, sin = rope_spread_tables(positions, heads, cfg.attn_head_dim, cfg.rotary_dim, cfg.rope_theta)
-            tables[heads] = (s.upload(cos, BF16), s.upload(sin, BF16))
-            self.traffic.add("down", "rope_tables", 2 * tables[heads][0].nbytes)
+        tables = RopeTables.upload(self.device, positions, cfg.rotary_dim, cfg.rope_theta)
+        s.tensors += [tables.cos, tables.sin]
+        self.traffic.add("down", "rope_tables", tables.cos.nbytes + tables.sin.nbytes)
         return tables
 
     def _last_logits(self, s: Scratch, x) -> torch.Tensor:

@@ -11,7 +11,12 @@ Why our kernel: ttnn's rotary_embedding ops rotate the whole head (or take a tra
 matmul for the interleaved-pairs form); the partial rotation in place touches only the rotary
 quarter of each head, a quarter of the traffic of a rotate-then-concatenate sequence.
 
-    shapes.py    RopeShape and the validation (the rotary half must be whole tiles)
+Rotary widths of 16 or 32 (the tiny test model's 16 of 64) rotate inside each head's first tile: the
+reader copies that tile with its two rotary halves exchanged (16-byte pieces moved inside the core's
+L1), and the compute forms x * cos' + swapped * sin' with the signs and the pass-through columns in
+the tables (rope.sub_tile_tables).
+
+    shapes.py    RopeShape and the validation (rotary halves whole tiles, or a 16 / 32 rotary width)
     planner.py   units (token tile row x head) over the cores
     program.py   the Program (in place on x)
     rope.py      rope_tables (cos/sin in fp64 on the host, fp32 on the device) and apply_rope

@@ -21,7 +21,7 @@ from .planner import INPUT_BUFFERING, OUT_BUFFERING, RopePlan
 from .shapes import TILE, RopeShapeError
 
 KERNELS = KERNELS_DIR / "rope"
-CB_X, CB_COS, CB_SIN, CB_Y = 0, 1, 2, 16
+CB_X, CB_COS, CB_SIN, CB_SWAP, CB_Y = 0, 1, 2, 3, 16
 TABLE_FORMAT = DataFormat.Float32
 
 
@@ -31,8 +31,8 @@ def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: Device
         raise RopeShapeError(f"x must be [{s.tokens}, {s.heads * s.head_dim}] Float16_b; got {list(x.shape)} "
                              f"{x.data_format.name}")
     for name, t in (("cos", cos), ("sin", sin)):
-        if t.shape[-1] != s.rotary_dim or t.shape[0] < s.tokens or t.data_format is not TABLE_FORMAT:
-            raise RopeShapeError(f"{name} must be [>= {s.tokens}, {s.rotary_dim}] Float32; got {list(t.shape)} "
+        if t.shape[-1] != s.table_width or t.shape[0] < s.tokens or t.data_format is not TABLE_FORMAT:
+            raise RopeShapeError(f"{name} must be [>= {s.tokens}, {s.table_width}] Float32; got {list(t.shape)} "
                                  f"{t.data_format.name}")
     cores = [CoreCoord(i % GRID_X, i // GRID_X) for i in range(plan.num_cores)]
     ranges, first = {}, 0
@@ -42,10 +42,11 @@ def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: Device
     all_cores = CoreRangeSet.of(cores)
     r = s.rotary_tiles
     reader = Kernel(KERNELS / "rope_reader.cpp", Role.RISCV_1, all_cores, [*x.accessor_args(), *cos.accessor_args()],
-                    common_runtime_args=[x.address, cos.address, sin.address, s.heads, s.head_tiles, r, x.tiles_w],
+                    common_runtime_args=[x.address, cos.address, sin.address, s.heads, s.head_tiles, r, x.tiles_w,
+                                         s.rotary_dim // 2 if s.sub_tile else 0],
                     runtime_args=dict(ranges))
     compute = Kernel(KERNELS / "rope_compute.cpp", Role.COMPUTE, all_cores, [],
-                     common_runtime_args=[s.heads, r], runtime_args=dict(ranges),
+                     common_runtime_args=[s.heads, r, int(s.sub_tile)], runtime_args=dict(ranges),
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True,
                                                   unpack_to_dest_fp32=frozenset({CB_COS, CB_SIN})))
     writer = Kernel(KERNELS / "rope_writer.cpp", Role.RISCV_0, all_cores, x.accessor_args(),
@@ -55,5 +56,7 @@ def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: Device
            CircularBuffer(CB_COS, TABLE_FORMAT, TABLE_FORMAT.tile_bytes, r, all_cores),
            CircularBuffer(CB_SIN, TABLE_FORMAT, TABLE_FORMAT.tile_bytes, r, all_cores),
            CircularBuffer(CB_Y, bf16, bf16.tile_bytes, r * OUT_BUFFERING, all_cores)]
+    if s.sub_tile:
+        cbs.append(CircularBuffer(CB_SWAP, bf16, bf16.tile_bytes, INPUT_BUFFERING, all_cores))
     return Program([reader, compute, writer], cbs, inputs={"x": x, "cos": cos, "sin": sin}, outputs={"x": x},
                    name=f"rope_T{s.tokens}_h{s.heads}_d{s.head_dim}_r{s.rotary_dim}")

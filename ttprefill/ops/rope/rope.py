@@ -10,7 +10,7 @@ from ttprefill.device.tensor import DeviceTensor
 
 from .planner import plan_rope
 from .program import TABLE_FORMAT, rope_program
-from .shapes import RopeShape, RopeShapeError
+from .shapes import SUB_TILE_ROTARY_DIMS, TILE, RopeShape, RopeShapeError
 
 
 def rope_tables(positions: np.ndarray, rotary_dim: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -24,10 +24,24 @@ def rope_tables(positions: np.ndarray, rotary_dim: int, theta: float) -> tuple[n
     return np.cos(angles), np.sin(angles)
 
 
+def sub_tile_tables(positions: np.ndarray, rotary_dim: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The tables of a rotation inside one tile (rotary_dim 16 or 32), [T, 32] each: y = x * cos' + s(x) * sin'
+    with s(x) the tile with each rotary half moved onto the other (the reader swaps them), so cos' is cos on
+    the rotary columns and 1 past them, sin' is -sin on the first half, sin on the second and 0 past them."""
+    cos, sin = rope_tables(positions, rotary_dim, theta)
+    half = rotary_dim // 2
+    cos_w = np.ones((len(cos), TILE))
+    sin_w = np.zeros((len(sin), TILE))
+    cos_w[:, :rotary_dim] = cos
+    sin_w[:, :half], sin_w[:, half:rotary_dim] = -sin[:, :half], sin[:, half:]
+    return cos_w, sin_w
+
+
 @dataclass
 class RopeTables:
-    """cos and sin of one chunk's positions on the device (fp32 [T, rotary_dim]): uploaded once per chunk
-    and shared by the q and k rotations of every attention layer."""
+    """cos and sin of one chunk's positions on the device (fp32 [T, rotary_dim], or [T, 32] signed as
+    sub_tile_tables says for rotary dims below 64): uploaded once per chunk and shared by the q and k
+    rotations of every attention layer."""
 
     cos: DeviceTensor
     sin: DeviceTensor
@@ -35,7 +49,8 @@ class RopeTables:
 
     @classmethod
     def upload(cls, device, positions: np.ndarray, rotary_dim: int, theta: float) -> "RopeTables":
-        cos, sin = rope_tables(positions, rotary_dim, theta)
+        make = sub_tile_tables if rotary_dim in SUB_TILE_ROTARY_DIMS else rope_tables
+        cos, sin = make(positions, rotary_dim, theta)
         return cls(device.upload(cos.astype(np.float32), TABLE_FORMAT),
                    device.upload(sin.astype(np.float32), TABLE_FORMAT), rotary_dim)
 

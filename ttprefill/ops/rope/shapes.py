@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TILE = 32
+# Rotary widths below a tile pair: the rotation stays inside the head's first tile, its halves swapped by
+# the reader in 16-byte pieces (8 bf16 values), so half the width must be 8 or 16 values.
+SUB_TILE_ROTARY_DIMS = (16, 32)
 
 
 class RopeShapeError(ValueError):
@@ -25,11 +28,22 @@ class RopeShape:
             raise RopeShapeError(f"tokens and heads must be positive; got {self.tokens}, {self.heads}")
         if self.head_dim % TILE:
             raise RopeShapeError(f"head_dim {self.head_dim} must be a multiple of {TILE}")
-        if self.rotary_dim % (2 * TILE) or not 0 < self.rotary_dim <= self.head_dim:
+        whole_tiles = self.rotary_dim % (2 * TILE) == 0
+        if not (whole_tiles or self.rotary_dim in SUB_TILE_ROTARY_DIMS) or not 0 < self.rotary_dim <= self.head_dim:
             raise RopeShapeError(
                 f"rotary_dim {self.rotary_dim} must be a positive multiple of {2 * TILE} (rotate_half's halves are "
-                f"whole tiles) and at most head_dim {self.head_dim}; smaller rotary dims (e.g. the tiny test "
-                f"model's 16) stay on the host")
+                f"whole tiles) or one of {SUB_TILE_ROTARY_DIMS} (inside the first tile), and at most head_dim "
+                f"{self.head_dim}")
+
+    @property
+    def sub_tile(self) -> bool:
+        """The rotation lies inside each head's first tile (rotary_dim 16 or 32)."""
+        return self.rotary_dim < 2 * TILE
+
+    @property
+    def table_width(self) -> int:
+        """Columns of the cos/sin tables: the rotary dims, or one whole tile for a sub-tile rotation."""
+        return TILE if self.sub_tile else self.rotary_dim
 
     @property
     def head_tiles(self) -> int:
@@ -37,7 +51,7 @@ class RopeShape:
 
     @property
     def rotary_tiles(self) -> int:
-        return self.rotary_dim // TILE
+        return 1 if self.sub_tile else self.rotary_dim // TILE
 
     @property
     def token_tiles(self) -> int:
