@@ -186,6 +186,7 @@ PYBIND11_MODULE(_sim, m) {
         d["dram_efficiency"] = c.dram_efficiency;
         d["dram_latency"] = c.dram_latency;
         d["l1_latency"] = c.l1_latency;
+        d["unpack_joint_bytes_per_cycle"] = c.unpack_joint_bytes_per_cycle;
         return d;
     });
     m.def("pack_tile", [](int fmt, py::array_t<float, py::array::c_style | py::array::forcecast> values) {

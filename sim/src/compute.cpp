@@ -147,25 +147,79 @@ void Scheduler::finish_dst_write(int dst) {
     for (float& v : t) v = round_to_bf16(v);
 }
 
+uint64_t Scheduler::unpack_transfer_cycles(uint64_t a, uint64_t b) const {
+    auto ceil_div = [](uint64_t x, uint64_t y) { return (x + y - 1) / y; };
+    // Each unpacker alone at most kUnpackBytesPerCycle; both active together at most the setting's joint rate.
+    const uint64_t joint = a > 0 && b > 0 ? ceil_div(a + b, costs().unpack_joint_bytes_per_cycle) : 0;
+    return std::max({ceil_div(a, timing::kUnpackBytesPerCycle), ceil_div(b, timing::kUnpackBytesPerCycle), joint});
+}
+
 void Scheduler::charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int cb_srcb, int tiles_srcb) {
     Fiber& f = me();
     auto bytes_of = [&](int cb, int tiles) {
         return tiles > 0 ? uint64_t(tile_bytes(cb_of(cb, "unpack").format)) * uint64_t(tiles) : uint64_t(0);
     };
     const uint64_t a = bytes_of(cb_srca, tiles_srca), b = bytes_of(cb_srcb, tiles_srcb);
-    auto ceil_div = [](uint64_t x, uint64_t y) { return (x + y - 1) / y; };
-    // The two unpackers run side by side, each at most kUnpackBytesPerCycle, together at most
-    // kUnpackJointBytesPerCycle (they share L1 ports).
-    const uint64_t cycles = std::max({ceil_div(a, timing::kUnpackBytesPerCycle), ceil_div(b, timing::kUnpackBytesPerCycle),
-                                      ceil_div(a + b, timing::kUnpackJointBytesPerCycle)}) +
-                            costs().llk_call;
+    const uint64_t unpacrs = uint64_t(std::max(tiles_srca, 0) + std::max(tiles_srcb, 0)) * timing::kUnpacrPerTileFaces;
+    const uint64_t cycles = unpack_transfer_cycles(a, b) + unpacrs * timing::kUnpacrSetupCycles + costs().llk_call;
     // srcA/srcB are double-buffered: the unpackers fill one bank while math works on the other, so
     // the next unpack may start once the FPU has started on the previous operands. SFPU ops work on
     // DST alone (VectorUnit.md) and do not hold the unpackers back.
-    cs.t_unpack = std::max(cs.t_unpack, cs.last_fpu_start) + cycles;
+    cs.t_unpack = std::max({cs.t_unpack, cs.srca_free, cs.srcb_free}) + cycles;
     f.busy += cycles;
     cs.unpack_busy += cycles;
     counters_.unpack_busy_cycles += cycles;
+}
+
+// One K step of an rt x ct matmul block, as tt-llk runs it (llk_unpack_AB_matmul.h, llk_math_matmul.h):
+// one operand is reused across the block's longer side (in0 in srcB when ct >= rt, else in1 in srcA), the
+// other streams through its register one tile per UNPACR. The reused operand's t_dim tiles are unpacked two
+// at a time (one per bank), and each streamed tile then serves those (up to two) products, so a call unpacks
+// t_dim + rut_dim * ceil(t_dim / 2) tiles. The streamed register's two banks let the unpacker run one tile
+// ahead of the FPU, no more; a reused operand of two tiles holds both banks of its register until the block's
+// last product starts. So the FPU starts once the reused tiles and the first streamed tile are in, finishes
+// no earlier than the last streamed tile's products after it arrives, and the next call's unpack waits for
+// the banks to be released.
+void Scheduler::charge_matmul(ComputeState& cs, int cb_in0, int cb_in1, int rt, int ct, uint64_t math_cycles) {
+    Fiber& f = me();
+    const bool reuse_in0 = ct >= rt;
+    const uint64_t t_dim = uint64_t(reuse_in0 ? rt : ct), rut_dim = uint64_t(reuse_in0 ? ct : rt);
+    const uint64_t streamed = rut_dim * ((t_dim + 1) / 2), uses = std::min<uint64_t>(t_dim, 2);
+    const uint64_t reused_tile = tile_bytes(cb_of(reuse_in0 ? cb_in0 : cb_in1, "unpack").format);
+    const uint64_t streamed_tile = tile_bytes(cb_of(reuse_in0 ? cb_in1 : cb_in0, "unpack").format);
+    const uint64_t reused_bytes = t_dim * reused_tile, streamed_bytes = streamed * streamed_tile;
+    // in1 goes to srcA (unpacker 0), in0 to srcB (unpacker 1).
+    const uint64_t transfer = reuse_in0 ? unpack_transfer_cycles(streamed_bytes, reused_bytes)
+                                        : unpack_transfer_cycles(reused_bytes, streamed_bytes);
+    const uint64_t setup = timing::kUnpacrSetupCycles * timing::kUnpacrPerTileMatmul;
+    // The transfer is shared out by bytes over the unpacker's in-order sequence: reused tiles, then streamed.
+    const double per_byte = double(transfer) / double(reused_bytes + streamed_bytes);
+    const uint64_t u_reused = uint64_t(per_byte * double(reused_bytes) + 0.5) + t_dim * setup;
+    const uint64_t u_streamed = uint64_t(per_byte * double(streamed_tile) + 0.5) + setup;
+    uint64_t& reused_free = reuse_in0 ? cs.srcb_free : cs.srca_free;
+    uint64_t& streamed_free = reuse_in0 ? cs.srca_free : cs.srcb_free;
+
+    const uint64_t unpack_start = std::max(cs.t_unpack + costs().llk_call, reused_free);
+    const uint64_t first_in = std::max(unpack_start + u_reused, streamed_free) + u_streamed;
+    const uint64_t unpack_end = first_in + (streamed - 1) * u_streamed;
+    const uint64_t unpack_cycles = costs().llk_call + u_reused + streamed * u_streamed;
+    cs.t_unpack = unpack_end;
+    f.busy += unpack_cycles;
+    cs.unpack_busy += unpack_cycles;
+    counters_.unpack_busy_cycles += unpack_cycles;
+
+    const uint64_t cycles = math_cycles + costs().llk_call;
+    const uint64_t per_product = math_cycles / (uint64_t(rt) * uint64_t(ct));
+    const uint64_t start = std::max(cs.t_math, first_in);
+    const uint64_t end = std::max(start + cycles, unpack_end + uses * per_product);
+    streamed_free = end - uses * per_product;
+    reused_free = t_dim >= 2 ? end - per_product : start;
+    cs.t_math = end;
+    cs.math_busy += cycles;
+    trace_span(start, end, f.call);
+    counters_.fpu_busy_cycles += cycles;
+    f.clock = std::max({cs.t_unpack, cs.t_math, cs.t_pack});
+    yield_if_ahead();
 }
 
 void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
@@ -174,7 +228,7 @@ void Scheduler::charge_math(ComputeState& cs, uint64_t cycles, bool fpu) {
     // Math consumes what the unpacker delivered: it starts no earlier than the unpack finished.
     uint64_t start = std::max(cs.t_math, cs.t_unpack);
     if (fpu) {
-        cs.last_fpu_start = start;
+        cs.srca_free = cs.srcb_free = start;
     } else {
         start = std::max(start, cs.t_sfpu);  // the pack thread may be using the SFPU
         cs.t_sfpu = start + cycles;
@@ -406,13 +460,12 @@ void Scheduler::matmul_block(int cb_a, int cb_b, int tile_a, int tile_b, int dst
             }
         }
     }
-    // The unpackers reuse in0 (to srcB) across the block's columns and in1 (to srcA) across its rows.
-    charge_unpack(cs, cb_b, ct, cb_a, rt);
+    // Unpack and math of the block's K step: charge_matmul (which operand is reused follows tt-llk).
     uint64_t tiles = uint64_t(rt) * ct;
     counters_.matmul_tiles += tiles;
     counters_.fpu_flops += tiles * 2ull * TILE_DIM * TILE_DIM * TILE_DIM;
     const uint64_t ideal = tiles * timing::kMatmulTileCyclesPerPhase * fidelity_phases(fidelity);
-    charge_math(cs, ideal + uint64_t(double(ideal) * costs().matmul_tile_extra + 0.5), true);
+    charge_matmul(cs, cb_a, cb_b, rt, ct, ideal + uint64_t(double(ideal) * costs().matmul_tile_extra + 0.5));
 }
 
 void Scheduler::reduce_tile(int pool, int dim, int cb, int cb_scaler, int tile, int tile_scaler, int dst) {

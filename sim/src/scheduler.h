@@ -132,7 +132,9 @@ struct ComputeState {
     uint64_t t_sfpu = 0;
     std::optional<SfpuOp> pack_sfpu_op;  // the pack thread's SFPU init (exp_packthread_tile_init)
     uint32_t pack_sfpu_scale = 0x3F800000;  // that init's scale (fp32 bits), which the approximate exp applies
-    uint64_t last_fpu_start = 0;  // start of the last FPU op, the last reader of srcA/srcB
+    // When the unpackers may next write srcA / srcB: each is double-buffered, so a bank is free once the
+    // FPU has moved on from the operands it held (see charge_unpack and charge_matmul).
+    uint64_t srca_free = 0, srcb_free = 0;
     uint64_t commit_time = 0;
     std::array<uint64_t, 2> release_time{};
     uint64_t acquisitions = 0;
@@ -327,6 +329,11 @@ private:
     void require_fpu_init(FpuOp op, Bcast bcast, const char* what);
     // Unpack tiles_srca tiles of cb_srca to srcA (or DST) and tiles_srcb of cb_srcb to srcB.
     void charge_unpack(ComputeState& cs, int cb_srca, int tiles_srca, int cb_srcb, int tiles_srcb);
+    // Byte-transfer cycles of the two unpackers for a and b bytes to srcA and srcB (no UNPACR set-up).
+    uint64_t unpack_transfer_cycles(uint64_t a, uint64_t b) const;
+    // One matmul_block call: the unpack of an rt x ct block's operands for one K step and its math,
+    // pipelined at tile granularity as tt-llk's matmul LLKs do (compute.cpp).
+    void charge_matmul(ComputeState& cs, int cb_in0, int cb_in1, int rt, int ct, uint64_t math_cycles);
     void charge_math(ComputeState& cs, uint64_t cycles, bool fpu);
     uint64_t noc_latency(uint32_t x, uint32_t y) const;
     // The program's cost setting (timing.h): the uncertain costs at their low, central or high end.

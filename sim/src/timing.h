@@ -24,13 +24,19 @@ constexpr uint64_t kReduceTileCycles = 4;
 // Moving a tile from srcA to DST (copy / transpose) goes through the FPU datapath like an add.
 constexpr uint64_t kDatacopyTileCycles = 8;
 
-// Unpack at 64 B/cycle, pack at 4 x 16 B/cycle (derived in WORMHOLE.md): a bf16 tile is >= 32 cycles each.
-// There are two unpackers (unpacker 0 -> srcA or DST, unpacker 1 -> srcB; ISA doc Unpackers/README.md).
-// One alone reads L1 at up to four 128-bit words a cycle (64 B); both at once share three of their
-// ports and reach five words a cycle together (80 B) (ISA doc TensixTile/L1.md, "Maximum theoretical
-// bandwidth"; tt-metal's eltwise performance models use the same 80 B/cycle shared figure).
+// Unpack: two unpackers (unpacker 0 -> srcA or DST, unpacker 1 -> srcB; ISA doc Unpackers/README.md).
+// tt-llk configures both at Throttle_mode 2 ("x4", cunpack_common.h configure_unpack_AB), under which one
+// unpacker alone fetches up to 64 B/cycle from L1; when both are active and both want x4 each is granted x2,
+// 32 B/cycle (ISA doc UNPACR_Regular.md, "Performance"), so together they move at most 64 B/cycle. The joint
+// figure is a cost setting (Costs::unpack_joint_bytes_per_cycle): L1.md's port count allows 80.
 constexpr uint64_t kUnpackBytesPerCycle = 64;
-constexpr uint64_t kUnpackJointBytesPerCycle = 80;
+// Every UNPACR spends exactly two cycles computing its first L1 address (uncompressed data), during which
+// no other UNPACR may start (UNPACR_Regular.md, "Performance"). The matmul unpacker issues one UNPACR per
+// tile (full-tile unpack, tt-llk llk_unpack_AB_matmul.h); the other unpack LLKs one per 16x16 face
+// (llk_unpack_A.h / llk_unpack_AB.h loop their MOPs over the tile's four faces).
+constexpr uint64_t kUnpacrSetupCycles = 2;
+constexpr uint64_t kUnpacrPerTileMatmul = 1;
+constexpr uint64_t kUnpacrPerTileFaces = 4;
 constexpr uint64_t kPackBytesPerCycle = 64;
 
 // SFPU: the per-tile figures live with the kernel headers that pass them (sim/include/ttsim/sfpu_cost.h,
@@ -61,7 +67,7 @@ constexpr uint64_t kNocIssueCycles = 8;
 //
 // The version names the set of costs the simulator charges; every benchmark's JSON records it. It
 // changes with any cost, and a kernel tuned against the model is re-checked after each change.
-constexpr const char* kModelVersion = "2.1";
+constexpr const char* kModelVersion = "2.2";
 
 // Costs that no Wormhole measurement pins down are a range (docs/TIMING.md, "Cost settings"): a run
 // takes every one of them at its low end, its central value or its high end, so a headline figure is a
@@ -90,6 +96,10 @@ struct Costs {
     // latency is what remains of those once this model's issue and transfer cycles are taken off.
     uint64_t dram_latency;
     uint64_t l1_latency;
+    // Bytes per cycle the two unpackers move together when both are active. 64: each granted x2 (32 B/cycle)
+    // when both want x4 (UNPACR_Regular.md's speed table); 80: L1.md's "five 128-bit reads per cycle" for
+    // both unpackers (its theoretical port count). Low 80, central and high 64.
+    uint64_t unpack_joint_bytes_per_cycle;
 };
 
 constexpr double kDramChannelPeakBytesPerCycle = 24.0;  // 24 GB/s per channel (DRAMTile/README.md)
@@ -101,9 +111,9 @@ constexpr double kCoreDramReadBytesPerCycle = 22.2;
 constexpr double kCoreDramWriteBytesPerCycle = 21.8;
 
 inline const Costs& costs(CostSetting setting) {
-    static constexpr Costs kLow{20, 2, 0.08, 0.925, 370, 270};
-    static constexpr Costs kCentral{70, 8, 0.10, 0.85, 370, 270};
-    static constexpr Costs kHigh{120, 20, 0.15, 0.75, 370, 270};
+    static constexpr Costs kLow{20, 2, 0.08, 0.925, 370, 270, 80};
+    static constexpr Costs kCentral{70, 8, 0.10, 0.85, 370, 270, 64};
+    static constexpr Costs kHigh{120, 20, 0.15, 0.75, 370, 270, 64};
     switch (setting) {
         case CostSetting::Low: return kLow;
         case CostSetting::High: return kHigh;
