@@ -308,11 +308,12 @@ def test_attention_bench_reports_accuracy_and_modeled_figures():
     assert "pcc" not in timed and timed["modeled_cycles"] > 0 and timed["shape"]["format"] == "Bfp8_b"
 
 
-@pytest.mark.parametrize("seq,hq,d,floor", [(2048, 16, 128, 0.28), (2048, 24, 256, 0.41), (8192, 16, 128, 0.52)])
+@pytest.mark.parametrize("seq,hq,d,floor", [(2048, 16, 128, 0.27), (2048, 24, 256, 0.34), (8192, 16, 128, 0.43)])
 def test_modeled_fpu_utilisation_does_not_regress(seq, hq, d, floor):
-    """Regression guard on the modeled figure (timing model 2.0 at its central setting; bf16 pages, HiFi2,
-    64 cores, timing only): GQA prefill a few % under what the kernel reaches (2k: 0.297 for d128, 0.423 for
-    d256; 8k d128: 0.534). Model 1 left init and LLK-call costs at zero and gave 0.33 / 0.49 / 0.69."""
+    """Regression guard on the modeled figure (timing model 2.2 at its central setting; bf16 pages, HiFi2,
+    64 cores, timing only): GQA prefill a few % under what the kernel reaches (2k: 0.281 for d128, 0.355 for
+    d256; 8k d128: 0.444). Model 2.1 gave 0.297 / 0.423 / 0.534 (it let the unpacker reuse both matmul
+    operands across a block and move 80 B/cycle); model 1 0.33 / 0.49 / 0.69."""
     args = AttentionBenchArgs(seq=seq, q_heads=hq, kv_heads=4, head_dim=d, check="no",
                               device=DeviceChoice(timing_only=True))
     assert attention_bench(args)["fpu_util"] >= floor

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import heapq
+from itertools import product
 from dataclasses import dataclass, field, replace
 
 from ttprefill.device.program import CB_ALIGNMENT, CoreCoord, DataFormat
-from ttprefill.hw import DRAM_PLANNING_BYTES_PER_CYCLE, L1_CB_BUDGET_BYTES, MAX_CORES
+from ttprefill.hw import (
+    DRAM_PLANNING_BYTES_PER_CYCLE,
+    L1_CB_BUDGET_BYTES,
+    MAX_CORES,
+    UNPACK_BYTES_PER_CYCLE,
+    UNPACR_SETUP_CYCLES,
+)
 
 from .shapes import (
     CB_ALPHA,
@@ -79,6 +86,7 @@ class AttentionPlan:
     bk: int  # key tiles per block
     bq: int  # query tile-rows per head per unit
     hpu: int  # query heads per unit (divides group)
+    row_block: int = 2  # query tile-rows per matmul block asked for (1 or 2; 1 when rows is odd)
     core_units: tuple[tuple[int, ...], ...] = field(default=())  # packed units per core
 
     @property
@@ -103,7 +111,7 @@ class AttentionPlan:
 
     @property
     def rt(self) -> int:
-        return 2 if self.rows % 2 == 0 else 1
+        return self.row_block if self.rows % self.row_block == 0 else 1
 
     @property
     def dst_tiles(self) -> int:
@@ -209,14 +217,27 @@ def pack_unit(head_group: int, q_block: int) -> int:
     return (head_group << 16) | q_block
 
 
+def _matmul_product_cycles(plan: AttentionPlan, ct: int) -> float:
+    """One tile product of Q K^T or P V in an rt x ct block, as the timing model runs tt-llk's matmul: the
+    bf16 row tiles (in0) are reused across the block, the K / V tiles (in1, the page format) stream through
+    srcA one UNPACR each. With one row the unpacker keeps pace with the FPU or sets the pace; with two rows
+    both srcB banks hold the row tiles until the block's last product, so each K step's row tiles and first
+    K / V tile are unpacked while the FPU waits."""
+    math = _MATMUL_CYCLES_PER_PHASE * plan.config.math_fidelity.phases
+    streamed = plan.page_format.tile_bytes / UNPACK_BYTES_PER_CYCLE + UNPACR_SETUP_CYCLES
+    reused = DataFormat.Float16_b.tile_bytes / UNPACK_BYTES_PER_CYCLE + UNPACR_SETUP_CYCLES
+    if plan.rt == 1:
+        return max(math, streamed + reused / ct)
+    exposed = max(0.0, 2 * reused + streamed - math)
+    return max(math, streamed / 2) + exposed / (2 * ct)
+
+
 def _unit_cycles(plan: AttentionPlan, q_block: int) -> float:
     """Modeled cycles of one unit, from the kernel's measured shape on the simulator: per score tile the
     two matmuls plus the softmax work, per row the first shift, the per-block state updates, the Q load
     and the final normalisation (the slow path is assumed rare)."""
-    phases = plan.config.math_fidelity.phases
-    per_score_tile = 2 * plan.dt * _MATMUL_CYCLES_PER_PHASE * phases + _SOFTMAX_CYCLES_PER_SCORE_TILE
-    if plan.rt == 1 and plan.rows > 1:
-        per_score_tile *= 1.25  # 1-row matmul blocks unpack more per FLOP
+    per_score_tile = plan.dt * (_matmul_product_cycles(plan, plan.ct_s) + _matmul_product_cycles(plan, plan.ct_o)) \
+        + _SOFTMAX_CYCLES_PER_SCORE_TILE
     key_tiles = plan.unit_key_tiles(q_block)
     key_blocks = _ceil_div(key_tiles, plan.bk)
     seed = _SEED_CYCLES_PER_ROW + plan.dt * _SEED_CYCLES_PER_ROW_DIM_TILE
@@ -262,8 +283,8 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
     """Checks the shape and picks block sizes and the work split (raises FlashAttentionError subclasses).
 
     Candidates: Bk in (16, 8, 4) key tiles, Bq in (16, 8, 4, 2, 1) query tile-rows and every divisor of
-    the GQA group as heads per unit, with at most MAX_UNIT_ROWS rows per unit, CBs within L1 and units
-    within the runtime-arg limit; the one with the fewest modeled cycles wins (ties: more rows per unit,
+    the GQA group as heads per unit, 1 or 2 query tile-rows per matmul block, with at most MAX_UNIT_ROWS rows
+    per unit, CBs within L1 and units within the runtime-arg limit; the one with the fewest modeled cycles wins (ties: more rows per unit,
     which read K/V fewer times).
     """
     config = config or FlashAttentionConfig()
@@ -303,28 +324,28 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
     user_sized = config.q_block_tiles is not None or config.heads_per_unit is not None
 
     best, best_cycles, smallest = None, 0.0, None
-    for bk in bk_choices:
-        for bq in bq_choices:
-            for hpu in hpu_choices:
-                if not user_sized and hpu * bq > MAX_UNIT_ROWS:
-                    continue
-                plan = AttentionPlan(q_heads, kv_heads, head_dim, sq, p0, DataFormat(page_format), gated, config,
-                                     bk, bq, hpu)
-                need = plan.l1_bytes(table_tiles)
-                if smallest is None or need < smallest[0]:
-                    smallest = (need, plan)
-                if need > L1_CB_BUDGET_BYTES:
-                    continue
-                units, makespan = _split_units(plan, table_tiles)
-                if max(len(u) for u in units) > MAX_UNITS_PER_CORE:
-                    continue
-                cycles = _estimated_cycles(plan, makespan)
-                # Within 6 %, prefer more rows per unit (less K/V traffic, whose cost the model undercounts
-                # when DRAM is near its limit); between equal rows, the fewer cycles (then larger key blocks).
-                if best is None or cycles < 0.94 * best_cycles or (
-                        cycles <= 1.06 * best_cycles and plan.rows > best.rows) or (
-                        plan.rows == best.rows and (cycles, -bk) < (best_cycles, -best.bk)):
-                    best, best_cycles = replace(plan, core_units=units), cycles
+    for bk, bq, hpu, row_block in product(bk_choices, bq_choices, hpu_choices, (2, 1)):
+        if not user_sized and hpu * bq > MAX_UNIT_ROWS:
+            continue
+        plan = AttentionPlan(q_heads, kv_heads, head_dim, sq, p0, DataFormat(page_format), gated, config,
+                             bk, bq, hpu, row_block)
+        if row_block == 2 and plan.rt == 1:
+            continue  # the same plan as row_block 1
+        need = plan.l1_bytes(table_tiles)
+        if smallest is None or need < smallest[0]:
+            smallest = (need, plan)
+        if need > L1_CB_BUDGET_BYTES:
+            continue
+        units, makespan = _split_units(plan, table_tiles)
+        if max(len(u) for u in units) > MAX_UNITS_PER_CORE:
+            continue
+        cycles = _estimated_cycles(plan, makespan)
+        # Within 6 %, prefer more rows per unit (less K/V traffic, whose cost the model undercounts
+        # when DRAM is near its limit); between equal rows, the fewer cycles (then larger key blocks).
+        if best is None or cycles < 0.94 * best_cycles or (
+                cycles <= 1.06 * best_cycles and plan.rows > best.rows) or (
+                plan.rows == best.rows and (cycles, -bk) < (best_cycles, -best.bk)):
+            best, best_cycles = replace(plan, core_units=units), cycles
     if best is None:
         need, plan = smallest
         if need > L1_CB_BUDGET_BYTES:
