@@ -60,13 +60,13 @@ def default_value_block(shape: ScanShape, max_cores: int = MAX_CORES, record_for
 # fraction is balanced on: a helper's preparation of a record (decay, A, the inverse with its waits
 # unfilled, P, the scaled T; k k^T and q k^T formed once per q/k group) and a head core's own part of a
 # chunk (k h, K~^T, q~, Vnew, O, the state update), from RunReport.zones of the fused scan in timing-only
-# runs (HiFi3, timing model 2.1 at its central setting: elapsed per zone entry, prep.* ~22.0k and seq.*
-# ~17.5k a chunk at 8k tokens). The fraction they give, 29/64, was the fastest of the fractions tried
-# at 8k tokens (the sweep is in the commit that set them).
+# runs (HiFi3, timing model 2.2 at its central setting: elapsed per zone entry, summed over the zones,
+# prep.* ~25.5k and seq.* ~20.9k a chunk at 8k tokens). The fraction they give stays 29/64; a sweep at 8k
+# tokens under 2.2 found 31/64 about 2 % faster (the sweep is in the commit that set these figures).
 MAX_HEADS_PER_HELPER = 3
 RECORD_SLOTS = 2
-_PREP_CYCLES_PER_CHUNK = 22_000
-_SEQ_CYCLES_PER_CHUNK = 17_500
+_PREP_CYCLES_PER_CHUNK = 25_500
+_SEQ_CYCLES_PER_CHUNK = 20_900
 _OFFLOAD_DENOMINATOR = 64
 
 
