@@ -17,8 +17,10 @@ Choice, in order:
      blocks wider than 4 gain ~1% but take L1 from per_core_m;
   3. per_core_m evened out over that many slabs (the last slab is never a sliver);
   4. the output sub-block: the largest h x w that divides the block and fits half of DST (8 tiles
-     with bf16 accumulation, 4 with fp32), wider first (same MLP gate slab, block 8 x 48: 1 x 8 30.6k,
-     2 x 4 30.6k, 4 x 2 30.7k, 8 x 1 31.1k cycles per tile row; the o_proj shape alike within 1%).
+     with bf16 accumulation, 4 with fp32), wider first (same MLP gate slab, block 8 x 48, timing model
+     2.2: 1 x 8 30.6k, 1 x 6 30.7k, 8 x 1 31.7k, 4 x 2 34.1k, 2 x 4 35.4k, 2 x 3 37.2k cycles per tile
+     row: a 1-row sub-block streams the weight through srcA behind one reused activation tile, where two
+     rows hold both srcB banks and expose each K step's activation unpack; 2.1 had them within 2 %).
 The output and partials CBs count once when the factory aliases them (same format: bf16 output with
 bf16 accumulation).
 """
