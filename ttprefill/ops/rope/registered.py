@@ -18,3 +18,14 @@ def _rope_q() -> Program:
     cos = device.allocate((shape.tokens, shape.rotary_dim), TABLE_FORMAT)
     sin = device.allocate((shape.tokens, shape.rotary_dim), TABLE_FORMAT)
     return rope_program(plan_rope(shape), x, cos, sin)
+
+
+@register("rope/T128_h4_d64_r16")
+def _rope_sub_tile() -> Program:
+    """A rotation inside the first tile (the tiny model's 16 of 64): the swapped-halves CB and tables of 32."""
+    device = build_device()
+    shape = RopeShape(128, 4, 64, 16)
+    x = device.allocate((shape.tokens, shape.heads * shape.head_dim), DataFormat.Float16_b)
+    cos = device.allocate((shape.tokens, shape.table_width), TABLE_FORMAT)
+    sin = device.allocate((shape.tokens, shape.table_width), TABLE_FORMAT)
+    return rope_program(plan_rope(shape), x, cos, sin)

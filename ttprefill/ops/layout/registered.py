@@ -1,0 +1,18 @@
+"""Representative head relayouts for the checks against the real ttnn (tests/host; ops/registry.py)."""
+
+from __future__ import annotations
+
+from ttprefill.device.program import DataFormat, Program
+from ttprefill.ops.registry import build_device, register
+
+from .heads import HeadLayout, heads_copy_program
+
+
+@register("layout/split_q_T256_h16_d256")
+def _split_query_halves() -> Program:
+    """Qwen3.5-9B's queries out of the fused q|gate|k|v projection (every other head of 256)."""
+    device = build_device()
+    src = device.allocate((256, 16 * 2 * 256 + 2 * 4 * 256), DataFormat.Float16_b)
+    dst = device.allocate((16, 256, 256), DataFormat.Float16_b)
+    return heads_copy_program(src, HeadLayout.token_major(src, 8, head_stride=16), dst, HeadLayout.heads_major(dst),
+                              token_tiles=8, heads=16, head_tiles=8)
