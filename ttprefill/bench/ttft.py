@@ -19,8 +19,6 @@ from __future__ import annotations
 import resource
 import time
 
-from ttprefill.hw import CLOCK_HZ
-
 TILE = 32
 
 

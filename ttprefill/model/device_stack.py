@@ -216,17 +216,9 @@ class GdnDeviceState:
         return (self.conv, self.conv_next, self.rec, self.rec_next)
 
 
-class Programs:
-    """Runs programs on the device, adding each report's modeled time to its kind."""
-
-    def __init__(self, device, times: OpTimes):
-        self.device, self.times = device, times
-
-    def reports(self, kind: str):
-        return _KindReports(self.times, kind)
-
-
 class _KindReports(list):
+    """The `reports` list the ops append to: each report's modeled time goes to `kind` in `times`."""
+
     def __init__(self, times: OpTimes, kind: str):
         super().__init__()
         self.times, self.kind = times, kind
