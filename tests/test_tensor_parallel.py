@@ -252,3 +252,12 @@ def test_single_chip_has_no_collectives():
     ops = per_chip_ops(get_preset("tiny"), tp=1, seq=64, chunk=32)
     assert ops["collective_bytes_per_chip"] == 0
     assert all(not l["collectives"] for c in ops["chunks"] for l in c["layers"])
+
+
+def test_summary_lists_the_split_and_the_collectives():
+    plan = TensorParallelPlan(get_preset("qwen3.5-27b"), 8, "reduce_scatter")
+    s = plan.summary(tokens=256)
+    assert s["attn_kv_replication"] == 2 and len(s["chips"]) == 8
+    assert s["chips"][7]["attn_q_heads"] == [21, 24] and s["chips"][7]["gdn_v_heads"] == [42, 48]
+    kinds = [(c["kind"], c["shape"]) for c in s["collectives_per_layer"]["gdn"]]
+    assert kinds == [("reduce_scatter", [256, 5120]), ("all_gather", [32, 5120])] * 2

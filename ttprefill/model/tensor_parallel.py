@@ -327,10 +327,11 @@ class TensorParallelPlan:
         widest = max(len(s.vocab) for s in self.shards)
         return [Collective("all_gather", None, "lm_head", (1, widest), widest * dtype_bytes)]
 
-    def summary(self) -> dict:
-        """The plan as plain data: per-chip heads and widths, replication, collectives per layer."""
+    def summary(self, tokens: int) -> dict:
+        """The plan as plain data: per-chip heads and widths, replication, and the collectives of one layer of
+        each kind on a chunk of `tokens` tokens."""
         cfg = self.config
-        per_layer = {kind: [c.as_dict() for c in self.layer_collectives(layers[0], 1)] if layers else []
+        per_layer = {kind: [c.as_dict() for c in self.layer_collectives(layers[0], tokens)] if layers else []
                      for kind, layers in (("gdn", cfg.gdn_layers), ("attention", cfg.attention_layers))}
         return {
             "model": cfg.name, "tp": self.tp, "scheme": self.scheme,
@@ -341,7 +342,7 @@ class TensorParallelPlan:
                        "ffn": [s.ffn.start, s.ffn.stop], "vocab": [s.vocab.start, s.vocab.stop]} for s in self.shards],
             "gdn_qk_replication": self.replication("gdn_qk"),
             "attn_kv_replication": self.replication("attn_kv"),
-            "collectives_per_layer_per_token": per_layer,
+            "chunk_tokens": tokens, "collectives_per_layer": per_layer,
         }
 
 
@@ -502,11 +503,10 @@ def main(argv=None) -> None:
     import json
 
     from ttprefill.model.config import get_preset
-    from ttprefill.options import EngineOptions
 
     parser = argparse.ArgumentParser(description="modeled collective time of tensor-parallel prefill")
     parser.add_argument("--seq", type=int, default=32768)
-    parser.add_argument("--chunk", type=int, default=EngineOptions().chunk_tokens)
+    parser.add_argument("--chunk", type=int, required=True, help="tokens a chunk (the engine's chunk_tokens)")
     parser.add_argument("--costs", default="central")
     parser.add_argument("--scheme", default=DEFAULT_SCHEME, choices=SCHEMES)
     args = parser.parse_args(argv)
