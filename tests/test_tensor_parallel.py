@@ -261,3 +261,17 @@ def test_summary_lists_the_split_and_the_collectives():
     assert s["chips"][7]["attn_q_heads"] == [21, 24] and s["chips"][7]["gdn_v_heads"] == [42, 48]
     kinds = [(c["kind"], c["shape"]) for c in s["collectives_per_layer"]["gdn"]]
     assert kinds == [("reduce_scatter", [256, 5120]), ("all_gather", [32, 5120])] * 2
+
+
+def test_reduce_scatter_ops_split_the_norms_and_gather_the_last_row():
+    ops = per_chip_ops(get_preset("qwen3.5-9b"), tp=2, seq=512, chunk=256, scheme="reduce_scatter")
+    layer = ops["chunks"][1]["layers"][3]
+    norms = [o["rows"] for o in layer["ops"] if o["name"] in ("input_layernorm", "post_attention_layernorm")]
+    assert norms == [128, 128]
+    assert [c["kind"] for c in layer["collectives"]] == ["reduce_scatter", "all_gather"] * 2
+    assert [(c["after"], c["shape"]) for c in ops["head"]["collectives"]] == [("final_norm", [1, 4096]),
+                                                                              ("lm_head", [1, 248320 // 2])]
+    # each reduce-scatter takes the whole partial sums the all-reduce scheme reduces
+    plain = per_chip_ops(get_preset("qwen3.5-9b"), tp=2, seq=512, chunk=256)
+    rs_layer_bytes = sum(c["nbytes_per_chip"] for c in layer["collectives"] if c["kind"] == "reduce_scatter")
+    assert rs_layer_bytes == sum(c["nbytes_per_chip"] for c in plain["chunks"][1]["layers"][3]["collectives"])

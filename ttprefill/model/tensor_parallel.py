@@ -28,7 +28,8 @@ Collectives, per layer and chunk of T tokens (the residual stream is replicated 
     scheme "reduce_scatter": a reduce-scatter of those partial sums over the tokens (each chip adds and
         normalises T/N rows) and an all-gather of the normalised rows before the next column-parallel
         projections; same bytes on the links, the norms' work split;
-    and at the end of the prompt one all-gather of the last token's logits [1, vocab/N].
+    and at the end of the prompt one all-gather of the last token's logits [1, vocab/N] (under
+    "reduce_scatter" after one of the last token's residual row, which only its chip holds).
 
 `per_chip_ops(config, tp, seq, chunk)` lists every op a chip runs with its per-chip shape and every
 collective with its bytes, for a TTFT benchmark to time; `collective_times` times the collectives with
@@ -271,7 +272,7 @@ class TensorParallelPlan:
         """The chip's weights: every tensor of the HF layout cut as `weight_slice` says, with the shapes
         parameter_shapes(chip_config(chip)) lists."""
         expected = self._shapes
-        missing = [n for n in expected if n not in weights and not (n == "lm_head.weight" and self.config.tie_word_embeddings)]
+        missing = [n for n in expected if n not in weights]
         if missing:
             raise TensorParallelError(f"weights lack {missing[:5]} for config {self.config.name}")
         out = {}
@@ -320,12 +321,19 @@ class TensorParallelPlan:
         return out
 
     def head_collectives(self, dtype_bytes: int = ACTIVATION_BYTES) -> list[Collective]:
-        """The last token's logits gathered from the vocabulary shards (once per prompt). The gather takes
-        equal shards: with an uneven vocabulary split every chip pads its shard to the largest."""
+        """The collectives of the prompt's end: the last token's logits gathered from the vocabulary shards (the
+        gather takes equal shards: with an uneven vocabulary split every chip pads its shard to the largest),
+        and under the reduce_scatter scheme first the last token's residual row gathered from its chip."""
         if self.tp == 1:
             return []
+        out = []
+        if self.scheme == "reduce_scatter":
+            # the residual stream ends sharded by rows: every chip needs the last token's row for the head
+            hidden = self.config.hidden_size
+            out.append(Collective("all_gather", None, "final_norm", (1, hidden), hidden * dtype_bytes))
         widest = max(len(s.vocab) for s in self.shards)
-        return [Collective("all_gather", None, "lm_head", (1, widest), widest * dtype_bytes)]
+        out.append(Collective("all_gather", None, "lm_head", (1, widest), widest * dtype_bytes))
+        return out
 
     def summary(self, tokens: int) -> dict:
         """The plan as plain data: per-chip heads and widths, replication, and the collectives of one layer of
