@@ -465,16 +465,24 @@ class DeviceStack:
                 s.tensors.append(table)
                 self.traffic.add("down", "page_table", table.nbytes)
                 rope = self._rope_tables(s, context)
+            # Each block's temporaries are freed when it ends: a chunk holds x plus one block's working set.
             for i, lw in enumerate(self.layers):
                 if cfg.is_attention_layer(i):
-                    self.runner.attention_block(s, x, lw, self.kv[i], table, context, rope)
+                    self._block(self.runner.attention_block, x, lw, self.kv[i], table, context, rope)
                 else:
-                    self.runner.gdn_block(s, x, lw, states[i])
-                self.runner.mlp_block(s, x, lw)
+                    self._block(self.runner.gdn_block, x, lw, states[i])
+                self._block(self.runner.mlp_block, x, lw)
             state.num_tokens += T
             return self._last_logits(s, x) if need_logits else None
         finally:
             s.free()
+
+    def _block(self, run, *args) -> None:
+        block = Scratch(self.device)
+        try:
+            run(block, *args)
+        finally:
+            block.free()
 
     def _rope_tables(self, s: Scratch, context: ChunkContext):
         from ttprefill.ops.rope import RopeTables
