@@ -125,3 +125,31 @@ def test_prefill_cli_refuses_a_model_that_does_not_fit(capsys, tmp_path):
     code = cli.main(["prefill", "--model", "qwen3.5-9b", "--tokens", str(tmp_path / "t.txt"), "--weights", "bf16"])
     _, err = capsys.readouterr()
     assert code == 2 and "does not fit" in err and "Traceback" not in err
+
+
+def test_requests_leave_no_device_memory_behind():
+    """Weights and K/V pools are allocated once; a request's GDN states and a chunk's temporaries are freed
+    when it finishes (or fails), so the device's DRAM in use returns to what the engine started with."""
+    eng = Engine(TINY, WEIGHTS, backend="sim", options=EngineOptions(chunk_tokens=64))
+    device = eng.model.device
+    at_start = device.dram_bytes_in_use()
+    rng = np.random.default_rng(4)
+    for n in (70, 130):
+        eng.prefill(rng.integers(0, TINY.vocab_size, n).tolist())
+        assert device.dram_bytes_in_use() == at_start
+    with pytest.raises(EngineError):
+        eng.prefill([TINY.vocab_size])  # refused before any chunk runs
+    assert device.dram_bytes_in_use() == at_start
+    # a device fault in the middle of a request's second chunk
+    calls, mlp_block = [], eng.model.runner.mlp_block
+
+    def failing_mlp(*args):
+        calls.append(1)
+        if len(calls) == len(TINY.layer_types) + 2:
+            raise RuntimeError("injected device fault")
+        mlp_block(*args)
+
+    eng.model.runner.mlp_block = failing_mlp
+    with pytest.raises(RuntimeError, match="injected"):
+        eng.prefill(rng.integers(0, TINY.vocab_size, 100).tolist())
+    assert device.dram_bytes_in_use() == at_start
