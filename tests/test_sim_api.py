@@ -15,6 +15,10 @@ from ttprefill.device.sim_device import model_costs
 # math, the pack thread's exp init the packer.
 LLK = model_costs()["llk_call"]
 INIT = model_costs()["init_site"]
+JOINT = model_costs()["unpack_joint_bytes_per_cycle"]
+# Each UNPACR spends 2 cycles on its start address (ISA doc UNPACR_Regular.md, "Performance"): the copy and
+# eltwise unpackers issue one per 16x16 face, the matmul unpacker one per tile.
+UNPACR = 2
 
 RNG = np.random.default_rng(1234)
 A = RNG.standard_normal((64, 96)).astype(np.float32)
@@ -228,27 +232,29 @@ def test_exp_on_the_pack_thread(sim):
 
 
 def test_profiler_zone_figures(sim):
-    # OP_COPY per tile: unpack a bf16 tile (2048 B at 64 B/cycle), pack an fp32 one (4096 B at 64 B/cycle).
+    # OP_COPY per tile: unpack a bf16 tile (2048 B at 64 B/cycle, four UNPACRs), pack an fp32 one (4096 B at
+    # 64 B/cycle).
     run_tile_op(sim, {"OP_COPY": "1"}, A)
     report = sim.last_report
     zone = report.zones["tile"]
     tiles = A.size // 1024
     assert zone["entries"] == tiles
-    assert zone["unpack"] == (32 + LLK + INIT) * tiles and zone["pack"] == (64 + LLK) * tiles
+    assert zone["unpack"] == (32 + 4 * UNPACR + LLK + INIT) * tiles and zone["pack"] == (64 + LLK) * tiles
     assert zone["math"] == (8 + LLK + INIT) * tiles
     assert zone["elapsed"] >= zone["pack"]
 
 
 @pytest.mark.parametrize("fmt,tile_bytes", [(DataFormat.Float16_b, 2048), (DataFormat.Float32, 4096)])
 def test_unpackers_run_side_by_side(sim, fmt, tile_bytes):
-    # Two unpackers (ISA doc Unpackers/README.md), each at most 64 B/cycle, together at most 80 B/cycle
-    # (ISA doc L1.md): a matmul's two operand tiles cost max(64, 64, 80)-limited cycles, not their sum;
-    # a copy uses unpacker 0 alone at 64 B/cycle.
+    # Two unpackers (ISA doc Unpackers/README.md), each alone at most 64 B/cycle, both active at most the
+    # setting's joint rate (64 at central: each granted x2 of x4, UNPACR_Regular.md): a matmul's two operand
+    # tiles, one UNPACR each; a copy uses unpacker 0 alone at 64 B/cycle, one UNPACR per face.
     tiles = A.size // 1024
     run_tile_op(sim, {"OP_MATMUL": "1", "MATMUL_TRANSPOSE": "0"}, A, B[:32, :32], resident_b=1, in_format=fmt)
-    assert sim.last_report.zones["tile"]["unpack"] == (-(-2 * tile_bytes // 80) + LLK + INIT) * tiles
+    both = max(tile_bytes // 64, -(-2 * tile_bytes // JOINT))
+    assert sim.last_report.zones["tile"]["unpack"] == (both + 2 * UNPACR + LLK + INIT) * tiles
     run_tile_op(sim, {"OP_COPY": "1"}, A, in_format=fmt)
-    assert sim.last_report.zones["tile"]["unpack"] == (tile_bytes // 64 + LLK + INIT) * tiles
+    assert sim.last_report.zones["tile"]["unpack"] == (tile_bytes // 64 + 4 * UNPACR + LLK + INIT) * tiles
 
 
 def test_bf16_dest_rounds_results(sim):
