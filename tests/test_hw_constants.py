@@ -44,6 +44,8 @@ def test_the_reader_evaluates_what_the_headers_write(tmp_path):
     ("CORE_DRAM_READ_BYTES_PER_CYCLE", "kCoreDramReadBytesPerCycle"),
     ("CORE_DRAM_WRITE_BYTES_PER_CYCLE", "kCoreDramWriteBytesPerCycle"),
     ("NOC_LINK_BYTES_PER_CYCLE", "kNocLinkBytesPerCycle"),
+    ("UNPACK_BYTES_PER_CYCLE", "kUnpackBytesPerCycle"),
+    ("UNPACR_SETUP_CYCLES", "kUnpacrSetupCycles"),
 ])
 def test_hardware_figures_match_the_timing_model(python_name, cxx_name):
     assert getattr(hw, python_name) == _cxx(TIMING_H)[cxx_name]
