@@ -381,7 +381,7 @@ class DeviceStack:
                                 for t in self.src.tensors)
         self.runner = LayerRunner(config, device, gdn_chunk=gdn_chunk, gdn_fidelity=gdn_fidelity,
                                   attention_fidelity=attention_fidelity, times=self.times)
-        self._states: dict[int, tuple[ModelState, GdnDeviceState]] = {}
+        self._states: dict[int, tuple[ModelState, dict[int, GdnDeviceState]]] = {}  # id(state) -> its layers
         self.page_tokens = page_tokens
 
     @property
