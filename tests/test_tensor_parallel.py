@@ -275,3 +275,39 @@ def test_reduce_scatter_ops_split_the_norms_and_gather_the_last_row():
     plain = per_chip_ops(get_preset("qwen3.5-9b"), tp=2, seq=512, chunk=256)
     rs_layer_bytes = sum(c["nbytes_per_chip"] for c in layer["collectives"] if c["kind"] == "reduce_scatter")
     assert rs_layer_bytes == sum(c["nbytes_per_chip"] for c in plain["chunks"][1]["layers"][3]["collectives"])
+
+
+@pytest.mark.parametrize("mesh_shape", [(1, 2), (2, 4)])
+def test_mesh_layout_uploads_each_chip_its_shard(mesh_shape):
+    """An equal-shard upload on the simulated mesh (ttnn's ShardTensorToMesh) of the plan's mesh layout puts
+    on every chip exactly the plan's shard: the non-contiguous in_proj_qkv rows, o_proj's columns, kv rows
+    replicated over chip pairs, and replicated norms."""
+    from ttprefill.device.mesh import REPLICATE, SimMesh, shard_placements
+    from ttprefill.device.program import DataFormat
+
+    cfg = small_gqa_config(vocab_size=512)
+    weights = random_weights(cfg, seed=2)
+    tp = mesh_shape[0] * mesh_shape[1]
+    plan = TensorParallelPlan(cfg, tp)
+    mesh = SimMesh(mesh_shape)
+    gdn, attn = cfg.gdn_layers[0], cfg.attention_layers[0]
+    names = [f"model.layers.{gdn}.linear_attn.in_proj_qkv.weight", f"model.layers.{gdn}.linear_attn.out_proj.weight",
+             f"model.layers.{attn}.self_attn.k_proj.weight", f"model.layers.{attn}.self_attn.o_proj.weight",
+             f"model.layers.{attn}.self_attn.q_norm.weight", "lm_head.weight"]
+    for name in names:
+        array, dim = plan.mesh_layout(name, weights[name])
+        if array.ndim == 1:  # device tensors are 2-D: a replicated vector goes up as one row
+            assert dim is None
+            array = array[None]
+        t = mesh.upload(array, DataFormat.Float32, REPLICATE if dim is None else shard_placements(dim))
+        for chip, got in enumerate(mesh.download_shards(t)):
+            want = plan.shard(weights, chip)[name]
+            np.testing.assert_array_equal(got.reshape(want.shape), want, err_msg=f"{name} chip {chip}")
+        mesh.free(t)
+
+
+def test_mesh_layout_refuses_uneven_vocabulary_shards():
+    cfg = small_gqa_config()  # vocabulary 515
+    plan = TensorParallelPlan(cfg, 2)
+    with pytest.raises(TensorParallelError, match="pad each slice to 258 rows"):
+        plan.mesh_layout("lm_head.weight", np.zeros((515, cfg.hidden_size), np.float32))

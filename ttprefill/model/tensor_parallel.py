@@ -282,6 +282,23 @@ class TensorParallelPlan:
             out[name] = np.ascontiguousarray(self.weight_slice(name, chip).take(np.asarray(weights[name])))
         return out
 
+    def mesh_layout(self, name: str, array: np.ndarray) -> tuple[np.ndarray, int | None]:
+        """Weight `name` laid out for one ttnn-style upload: (array, dim) where sharding `dim` in equal parts
+        over the chips in row-major order (ShardTensorToMesh(dim), device.mesh_placement.shard_placements)
+        hands chip c exactly `shard(...)[name]`; dim None means replicate the array. The array is the chips'
+        slices stacked, so rows a chip shares with another (replicated kv heads, the qkv runs) appear once
+        a chip."""
+        cut = self.weight_slice(name, 0)
+        if cut.axis is None:
+            return np.asarray(array), None
+        parts = [self.weight_slice(name, chip).take(np.asarray(array)) for chip in range(self.tp)]
+        if len({p.shape for p in parts}) != 1:
+            widest = max(p.shape[cut.axis] for p in parts)
+            raise TensorParallelError(
+                f"{name!r}: the chips' slices differ in size (the vocabulary {self.config.vocab_size} does not "
+                f"divide by {self.tp}); pad each slice to {widest} rows before an equal-shard upload")
+        return np.concatenate(parts, axis=cut.axis), cut.axis
+
     # ---- state slices (what a chip's GDN states and K/V are, in the full model's terms) ------------------------
     def conv_state_channels(self, chip: int) -> np.ndarray:
         """Columns of a GDN layer's conv state [W-1, C] the chip keeps: its conv channels."""
