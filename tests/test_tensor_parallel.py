@@ -311,3 +311,20 @@ def test_mesh_layout_refuses_uneven_vocabulary_shards():
     plan = TensorParallelPlan(cfg, 2)
     with pytest.raises(TensorParallelError, match="pad each slice to 258 rows"):
         plan.mesh_layout("lm_head.weight", np.zeros((515, cfg.hidden_size), np.float32))
+
+
+def test_whole_mesh_all_reduce_schedules_on_a_2x4():
+    from ttprefill.device.mesh_timing import collective_time
+
+    ops = per_chip_ops(get_preset("qwen3.5-27b"), tp=8, seq=256, chunk=256)
+    x = 256 * 5120 * 2
+    axis = collective_time("all_reduce", x, 4, "line", 1).seconds + collective_time("all_reduce", x, 2, "line", 1).seconds
+    tree = (collective_time("reduce_scatter", x, 4, "line", 1).seconds
+            + collective_time("all_reduce", x / 4, 2, "line", 1).seconds
+            + collective_time("all_gather", x / 4, 4, "line", 1).seconds)
+    for schedule, one in (("axis_by_axis", axis), ("hierarchical", tree)):
+        timed = collective_times(ops, (2, 4), "line", links=1, schedule=schedule)
+        assert timed["by_kind"]["all_reduce"]["seconds"] == pytest.approx(128 * one)
+    assert tree < axis
+    with pytest.raises(ValueError, match="no ring over axis 1"):
+        collective_times(ops, (2, 4), "ring")

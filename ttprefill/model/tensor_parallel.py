@@ -462,18 +462,33 @@ def per_chip_ops(config: ModelConfig, tp: int, seq: int, chunk: int, scheme: str
             "collective_bytes_per_chip": total}
 
 
+WHOLE_MESH_SCHEDULES = ("axis_by_axis", "hierarchical")
+
+
 def _collective_stages(kind: str, nbytes: float, mesh_shape: tuple[int, int], topology: str, links: int,
-                       costs: str) -> float:
-    """Seconds of one collective over every chip of the mesh, axis by axis as the simulated mesh runs a
-    whole-mesh collective (device/mesh.py SimMesh.axes: columns first); an all-gather's second stage
-    gathers the first stage's output, a reduce-scatter's the chunks the first left."""
+                       costs: str, schedule: str) -> float:
+    """Seconds of one collective over every chip of the mesh.
+
+    "axis_by_axis": as the simulated mesh runs a whole-mesh collective (device/mesh.py SimMesh.axes: columns
+    first); an all-gather's second stage gathers the first stage's output, a reduce-scatter's the chunks the
+    first left, an all-reduce reduces the whole tensor on each axis.
+    "hierarchical" (all-reduce on a 2-D mesh; what a stack can run with cluster_axis collectives): a
+    reduce-scatter along the rows' chips (axis 1), an all-reduce of its 1/cols chunk along axis 0, an
+    all-gather of the chunks along axis 1."""
     from ttprefill.device.mesh_timing import collective_time
 
+    def one(kind, nbytes, n):
+        return collective_time(kind, nbytes, n, topology if n > 2 else "line", links, costs).seconds
+
+    rows, cols = mesh_shape
+    if schedule == "hierarchical" and kind == "all_reduce" and rows > 1 and cols > 1:
+        return one("reduce_scatter", nbytes, cols) + one("all_reduce", nbytes / cols, rows) + \
+            one("all_gather", nbytes / cols, cols)
     axes = [a for a in (1, 0) if mesh_shape[a] > 1] or [1]
     seconds = 0.0
     for axis in axes:
         n = mesh_shape[axis]
-        seconds += collective_time(kind, nbytes, n, topology if n > 2 else "line", links, costs).seconds
+        seconds += one(kind, nbytes, n)
         if kind == "reduce_scatter":
             nbytes /= n
         elif kind == "all_gather":
@@ -482,11 +497,12 @@ def _collective_stages(kind: str, nbytes: float, mesh_shape: tuple[int, int], to
 
 
 def collective_times(ops: dict, mesh_shape: tuple[int, int], topology: str = "line", links: int | None = None,
-                     costs: str = "central") -> dict:
+                     costs: str = "central", schedule: str = "axis_by_axis") -> dict:
     """Time every collective of `per_chip_ops(...)` with the Ethernet model (device/mesh_timing.py): modeled.
     The TP chips are the whole mesh (rows * cols == tp); `topology` "ring" needs a mesh whose wiring closes
     its axes into rings (device.mesh.WIRED_RINGS, e.g. a T3000 as 1x8). Collectives do not overlap compute
-    (see mesh_timing), so their seconds add to the chips' compute time."""
+    (see mesh_timing), so their seconds add to the chips' compute time. `schedule` says how a 2-D mesh runs
+    a whole-mesh all-reduce (WHOLE_MESH_SCHEDULES; see _collective_stages)."""
     from ttprefill.device.mesh import WIRED_RINGS
     from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
 
@@ -500,6 +516,8 @@ def collective_times(ops: dict, mesh_shape: tuple[int, int], topology: str = "li
         if unwired:
             raise ValueError(f"the {rows}x{cols} mesh has no ring over axis {unwired[0]}; use topology='line' "
                              "(a T3000 is a ring only when opened as 1x8)")
+    if schedule not in WHOLE_MESH_SCHEDULES:
+        raise ValueError(f"unknown schedule {schedule!r}; choose one of {', '.join(WHOLE_MESH_SCHEDULES)}")
     links = ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR if links is None else links
     by_kind: dict[str, dict] = {}
     cache: dict[tuple, float] = {}
@@ -508,18 +526,21 @@ def collective_times(ops: dict, mesh_shape: tuple[int, int], topology: str = "li
     for c in everything:
         key = (c["kind"], c["nbytes_per_chip"])
         if key not in cache:
-            cache[key] = _collective_stages(c["kind"], c["nbytes_per_chip"], (rows, cols), topology, links, costs)
+            cache[key] = _collective_stages(c["kind"], c["nbytes_per_chip"], (rows, cols), topology, links, costs,
+                                            schedule)
         entry = by_kind.setdefault(c["kind"], {"count": 0, "seconds": 0.0, "bytes_per_chip": 0})
         entry["count"] += 1
         entry["seconds"] += cache[key]
         entry["bytes_per_chip"] += c["nbytes_per_chip"]
     return {"modeled": True, "model": ops["model"], "tp": ops["tp"], "seq": ops["seq"], "chunk": ops["chunk"],
-            "mesh_shape": [rows, cols], "topology": topology, "links": links, "costs": costs,
+            "mesh_shape": [rows, cols], "topology": topology, "links": links, "costs": costs, "schedule": schedule,
             "seconds": sum(e["seconds"] for e in by_kind.values()), "by_kind": by_kind}
 
 
-# The meshes of the published anchors: Qwen3.5-9B on an n300 (1x2), Qwen3.5-27B on a T3000 (2x4 line, 1x8 ring).
-PUBLISHED_MESHES = (("qwen3.5-9b", (1, 2), "line"), ("qwen3.5-27b", (2, 4), "line"), ("qwen3.5-27b", (1, 8), "ring"))
+# The meshes of the published anchors: Qwen3.5-9B on an n300 (1x2), Qwen3.5-27B on a T3000 (2x4 line, both
+# schedules, and 1x8 ring).
+PUBLISHED_MESHES = (("qwen3.5-9b", (1, 2), "line", "axis_by_axis"), ("qwen3.5-27b", (2, 4), "line", "axis_by_axis"),
+                    ("qwen3.5-27b", (2, 4), "line", "hierarchical"), ("qwen3.5-27b", (1, 8), "ring", "axis_by_axis"))
 
 
 def main(argv=None) -> None:
@@ -536,10 +557,10 @@ def main(argv=None) -> None:
     parser.add_argument("--scheme", default=DEFAULT_SCHEME, choices=SCHEMES)
     args = parser.parse_args(argv)
     out = []
-    for model, mesh, topology in PUBLISHED_MESHES:
+    for model, mesh, topology, schedule in PUBLISHED_MESHES:
         cfg = get_preset(model)
         ops = per_chip_ops(cfg, mesh[0] * mesh[1], args.seq, args.chunk, args.scheme)
-        timed = collective_times(ops, mesh, topology, costs=args.costs)
+        timed = collective_times(ops, mesh, topology, costs=args.costs, schedule=schedule)
         timed["collective_bytes_per_chip"] = ops["collective_bytes_per_chip"]
         timed["scheme"] = args.scheme
         out.append(timed)
