@@ -42,12 +42,14 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ttprefill.device.program import DataFormat
 from ttprefill.model.config import ModelConfig
-from ttprefill.model.weights import layer_prefix, parameter_shapes
+from ttprefill.model.weights import parameter_shapes
 
 SCHEMES = ("all_reduce", "reduce_scatter")
 DEFAULT_SCHEME = "all_reduce"
-ACTIVATION_BYTES = 2  # the device's residual stream and partial sums are bf16 (device_stack's BF16)
+# the device stack's residual stream and the partial sums it reduces are bf16 tiles of 32 x 32
+ACTIVATION_BYTES = DataFormat.Float16_b.tile_bytes // (32 * 32)
 MAX_LISTED_MESH_SIZE = 64  # how far the error message looks for mesh sizes that work
 
 COLUMN, ROW, REPLICATED, VOCAB = "column", "row", "replicated", "vocab"
