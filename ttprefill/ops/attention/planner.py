@@ -284,8 +284,7 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
 
     Candidates: Bk in (16, 8, 4) key tiles, Bq in (16, 8, 4, 2, 1) query tile-rows and every divisor of
     the GQA group as heads per unit, 1 or 2 query tile-rows per matmul block, with at most MAX_UNIT_ROWS rows
-    per unit, CBs within L1 and units within the runtime-arg limit; the one with the fewest modeled cycles wins (ties: more rows per unit,
-    which read K/V fewer times).
+    per unit, CBs within L1 and units within the runtime-arg limit; the one with the fewest modeled cycles wins.
     """
     config = config or FlashAttentionConfig()
     if q_heads < 1 or kv_heads < 1 or q_heads % kv_heads:
@@ -340,11 +339,9 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
         if max(len(u) for u in units) > MAX_UNITS_PER_CORE:
             continue
         cycles = _estimated_cycles(plan, makespan)
-        # Within 6 %, prefer more rows per unit (less K/V traffic, whose cost the model undercounts
-        # when DRAM is near its limit); between equal rows, the fewer cycles (then larger key blocks).
-        if best is None or cycles < 0.94 * best_cycles or (
-                cycles <= 1.06 * best_cycles and plan.rows > best.rows) or (
-                plan.rows == best.rows and (cycles, -bk) < (best_cycles, -best.bk)):
+        # The fewest modeled cycles, then larger key blocks. (Under timing model 2.1 a plan within 6 % with
+        # more rows per unit was preferred; under 2.2 simulation says fewer rows win at 4k-32k.)
+        if best is None or (cycles, -bk) < (best_cycles, -best.bk):
             best, best_cycles = replace(plan, core_units=units), cycles
     if best is None:
         need, plan = smallest
