@@ -17,6 +17,7 @@ from ttprefill.device import program as program_module
 from ttprefill.device.formats import round_to_bf16
 from ttprefill.device.program import L1OverflowError
 from ttprefill.ops import gdn
+from ttprefill.ops.gdn import planner
 from ttprefill.bench import DeviceChoice, GdnBenchArgs
 from ttprefill.bench.gdn import gdn_bench
 from ttprefill.reference import gdn as ref
@@ -144,8 +145,17 @@ def test_fused_scan_helpers_give_the_same_bits(sim):
 
 def test_helpers_need_idle_cores():
     assert gdn.helper_plan(64) is None and gdn.helper_plan(49) is None  # a helper takes at most 3 heads
-    assert gdn.helper_plan(48) == gdn.HelperPlan(3, 16, 29)
-    assert gdn.helper_plan(20).heads_per_helper == 1 and gdn.helper_plan(20).offload_num == 57
+    assert (gdn.helper_plan(48).heads_per_helper, gdn.helper_plan(48).helpers) == (3, 16)
+    assert (gdn.helper_plan(20).heads_per_helper, gdn.helper_plan(20).helpers) == (1, 20)
+    # The share balances a head core (its own part of every chunk plus the preparations it keeps) against a
+    # helper (g heads' offloaded preparations), to within the rounding of the share to 1/64ths; the per-chunk
+    # costs are the planner's measured inputs, the balance is what is checked.
+    prep, seq = planner._PREP_CYCLES_PER_CHUNK, planner._SEQ_CYCLES_PER_CHUNK
+    for heads in (48, 20):
+        plan = gdn.helper_plan(heads)
+        f = plan.offload_num / plan.offload_den
+        head_core, helper = seq + (1 - f) * prep, plan.heads_per_helper * f * prep
+        assert abs(head_core - helper) <= prep * (1 + plan.heads_per_helper) / (2 * plan.offload_den)
     with pytest.raises(gdn.GdnShapeError, match="no room for helper cores"):
         gdn.scan_fused_program(None, gdn.ScanShape(64, 16, 64, 128, 128), *([None] * 9), helpers=True)
 
