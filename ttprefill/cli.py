@@ -63,6 +63,14 @@ _positive_int = _int_at_least(1)
 _non_negative_int = _int_at_least(0)
 
 
+def _mesh_shape(text: str) -> tuple[int, int]:
+    """'RxC' (e.g. 1x2 for an n300, 2x4 or 1x8 for a T3000) -> (R, C)."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) >= 1 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a mesh shape; give ROWSxCOLS, e.g. 1x2 or 2x4")
+    return int(parts[0]), int(parts[1])
+
+
 def _positive_megabytes(text: str) -> float:
     try:
         value = float(text)
@@ -111,7 +119,8 @@ def bench_arguments(args):
                                   fidelity=args.fidelity, format=args.format, device=device)
     if args.what == "ttft":
         return bench.TtftBenchArgs(model=args.model or "qwen3.5-9b", seq=args.seq or 8192,
-                                   weight_format=args.format, device=device)
+                                   weight_format=args.format, device=device, mesh=args.mesh,
+                                   topology=args.topology)
     if args.what in ("engine", "checkpoints"):
         return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, device=device)
     return bench.CalibrationBenchArgs(device=device)
@@ -189,6 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration",
                                         "ttft"])
     bench.add_argument("--model", default=None, help="ttft: the preset (default qwen3.5-9b)")
+    bench.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
+                       help="ttft: a tensor-parallel split over ROWSxCOLS chips (1x2 n300; 2x4 or 1x8 T3000)")
+    bench.add_argument("--topology", default="line", choices=["line", "ring"],
+                       help="ttft --mesh: how the collectives run (ring where the wiring closes one, e.g. 1x8)")
     _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seq", type=_positive_int, default=None)

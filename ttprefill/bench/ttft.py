@@ -34,7 +34,9 @@ def checkpoint_positions(seq: int, chunk_tokens: int, block_tokens: int, every_b
 
 
 def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | None = None,
-               costs: str | None = None, options=None) -> dict:
+               costs: str | None = None, options=None, config=None) -> dict:
+    """`config` (a ModelConfig) replaces the preset's shapes, e.g. one chip's share of a tensor-parallel split;
+    `model` then only names it."""
     import numpy as np
 
     from ttprefill.device.program import DataFormat
@@ -60,7 +62,7 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
 
     if seq < 1:
         raise ValueError(f"--seq must be positive; got {seq}")
-    config = get_preset(model)
+    config = config if config is not None else get_preset(model)
     o = options or EngineOptions()
     if weight_format is not None:
         from dataclasses import replace

@@ -1,0 +1,49 @@
+"""`ttprefill bench ttft --mesh`: one chip's share of a tensor-parallel split plus its collectives (modeled).
+
+Checked from outside the code under test: the chip runs the plan's per-chip shapes (the single-chip bench over a
+config with half the heads, MLP width and vocabulary costs less than the whole model), the collectives cost at
+least what the bytes of the per-layer all-reduces need on one Ethernet link at its raw rate, and the breakdown
+adds up. Qwen3.5-9B, one 64-token chunk, timing only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ttprefill import cli
+from ttprefill.hw import ETH_LINK_RAW_BYTES_PER_S
+from ttprefill.model.config import get_preset
+
+
+def _bench(capsys, *extra):
+    code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "64", "--timing-only", "--json", *extra])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_mesh_ttft_is_one_chips_share_plus_collectives(capsys):
+    one = _bench(capsys)
+    two = _bench(capsys, "--mesh", "1x2")
+    cfg = get_preset("qwen3.5-9b")
+    assert two["mesh"] == [1, 2] and two["tp"] == 2 and two["model_version"] == one["model_version"]
+    assert two["ttft_s"] == pytest.approx(sum(two["by_op"].values()))
+    assert two["ttft_s"] == pytest.approx(two["chip_compute_s"] + two["by_op"]["collectives"])
+    # half of every layer's matmul work per chip: well under the single chip's, not under a third of it
+    assert one["by_op"]["matmul"] / 3 < two["by_op"]["matmul"] < 0.75 * one["by_op"]["matmul"]
+    # two all-reduces per layer of the chunk's bf16 activations [64, hidden]; on 2 chips each must move at
+    # least half its bytes across the one collective link between them
+    all_reduce_bytes = 64 * cfg.hidden_size * 2
+    floor = 2 * cfg.num_layers * (all_reduce_bytes / 2) / ETH_LINK_RAW_BYTES_PER_S
+    assert two["by_op"]["collectives"] >= floor
+    assert 0 < two["collective_share"] < 1
+
+
+def test_mesh_shape_is_parsed_and_a_split_that_cannot_work_is_named(capsys):
+    code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "64", "--timing-only", "--mesh", "2by4"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "ROWSxCOLS" in err
+    code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "64", "--timing-only", "--mesh", "1x3"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "cannot be split over 3 chips" in err and "[1, 2, 4, 8, 16]" in err
