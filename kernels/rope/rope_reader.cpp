@@ -4,7 +4,8 @@
 //
 // Compile-time args: TensorAccessorArgs of x at 0, then of the cos/sin tables (fp32 [T, 32 R]).
 // Common runtime args: 0 x address, 1 cos address, 2 sin address, 3 heads, 4 head tiles, 5 rotary
-//   tiles R, 6 x row tiles, 7 sub-tile half width h (0: rotate_half's halves are whole tiles).
+//   tiles R, 6 x row tiles, 7 sub-tile half width h (0: rotate_half's halves are whole tiles),
+//   8 the table tile row of x's first token row (tables resident for many positions: a chunk reads its own).
 // Runtime args: 0 first unit, 1 number of units.
 // CBs: c_0 x (R tiles a unit), c_1 cos (R), c_2 sin (R); with h > 0 (R = 1) also c_3: the x tile with
 //   columns [0, h) and [h, 2h) exchanged in every row, built from c_0 by copies inside this core's L1
@@ -27,6 +28,7 @@ void kernel_main() {
     const uint32_t rotary_tiles = get_common_arg_val<uint32_t>(5);
     const uint32_t x_row_tiles = get_common_arg_val<uint32_t>(6);
     const uint32_t sub_half = get_common_arg_val<uint32_t>(7);
+    const uint32_t table_row0 = get_common_arg_val<uint32_t>(8);
     constexpr uint32_t cb_swap = tt::CBIndex::c_3;
     constexpr uint32_t face_bytes = 16 * 16 * 2;  // bf16
     constexpr uint32_t face_row_bytes = 16 * 2;
@@ -46,8 +48,9 @@ void kernel_main() {
             cb_reserve_back(cb_cos, rotary_tiles);
             cb_reserve_back(cb_sin, rotary_tiles);
             for (uint32_t j = 0; j < rotary_tiles; ++j) {
-                noc_async_read_page(row * rotary_tiles + j, cos_table, get_write_ptr(cb_cos) + j * t_tile);
-                noc_async_read_page(row * rotary_tiles + j, sin_table, get_write_ptr(cb_sin) + j * t_tile);
+                const uint32_t page = (table_row0 + row) * rotary_tiles + j;
+                noc_async_read_page(page, cos_table, get_write_ptr(cb_cos) + j * t_tile);
+                noc_async_read_page(page, sin_table, get_write_ptr(cb_sin) + j * t_tile);
             }
             noc_async_read_barrier();
             cb_push_back(cb_cos, rotary_tiles);

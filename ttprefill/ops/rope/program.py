@@ -25,15 +25,22 @@ CB_X, CB_COS, CB_SIN, CB_SWAP, CB_Y = 0, 1, 2, 3, 16
 TABLE_FORMAT = DataFormat.Float32
 
 
-def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: DeviceTensor) -> Program:
+def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: DeviceTensor, *,
+                 table_row0: int = 0) -> Program:
+    """x's token i takes the tables' row table_row0 + i (table_row0 a multiple of 32: tables resident for
+    many positions, a chunk starting there reads its own rows)."""
     s = plan.shape
+    if table_row0 < 0 or table_row0 % TILE:
+        raise RopeShapeError(f"table_row0 {table_row0} must be a non-negative multiple of {TILE} (whole table tile "
+                             "rows); start chunks at multiples of 32 tokens")
     if x.shape != (s.tokens, s.heads * s.head_dim) or x.data_format is not DataFormat.Float16_b:
         raise RopeShapeError(f"x must be [{s.tokens}, {s.heads * s.head_dim}] Float16_b; got {list(x.shape)} "
                              f"{x.data_format.name}")
     for name, t in (("cos", cos), ("sin", sin)):
-        if t.shape[-1] != s.table_width or t.shape[0] < s.tokens or t.data_format is not TABLE_FORMAT:
-            raise RopeShapeError(f"{name} must be [>= {s.tokens}, {s.table_width}] Float32; got {list(t.shape)} "
-                                 f"{t.data_format.name}")
+        need = table_row0 + s.tokens
+        if t.shape[-1] != s.table_width or t.shape[0] < need or t.data_format is not TABLE_FORMAT:
+            raise RopeShapeError(f"{name} must be [>= {need}, {s.table_width}] Float32 (rows {table_row0}.."
+                                 f"{need - 1} for this chunk); got {list(t.shape)} {t.data_format.name}")
     cores = [CoreCoord(i % GRID_X, i // GRID_X) for i in range(plan.num_cores)]
     ranges, first = {}, 0
     for core, n in zip(cores, plan.core_units):
@@ -43,7 +50,7 @@ def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: Device
     r = s.rotary_tiles
     reader = Kernel(KERNELS / "rope_reader.cpp", Role.RISCV_1, all_cores, [*x.accessor_args(), *cos.accessor_args()],
                     common_runtime_args=[x.address, cos.address, sin.address, s.heads, s.head_tiles, r, x.tiles_w,
-                                         s.rotary_dim // 2 if s.sub_tile else 0],
+                                         s.rotary_dim // 2 if s.sub_tile else 0, table_row0 // TILE],
                     runtime_args=dict(ranges))
     compute = Kernel(KERNELS / "rope_compute.cpp", Role.COMPUTE, all_cores, [],
                      common_runtime_args=[s.heads, r, int(s.sub_tile)], runtime_args=dict(ranges),

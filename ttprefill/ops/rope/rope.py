@@ -1,4 +1,5 @@
-"""Host side of RoPE: the cos/sin tables of a chunk's positions and the op on a DeviceTensor."""
+"""Host side of RoPE: cos/sin tables of consecutive positions (resident for a whole context, or one chunk's)
+and the op on a DeviceTensor."""
 
 from __future__ import annotations
 
@@ -39,33 +40,56 @@ def sub_tile_tables(positions: np.ndarray, rotary_dim: int, theta: float) -> tup
 
 @dataclass
 class RopeTables:
-    """cos and sin of one chunk's positions on the device (fp32 [T, rotary_dim], or [T, 32] signed as
-    sub_tile_tables says for rotary dims below 64): uploaded once per chunk and shared by the q and k
-    rotations of every attention layer."""
+    """cos and sin of consecutive positions first_position .. first_position + rows - 1 on the device (fp32
+    [rows, rotary_dim], or [rows, 32] signed as sub_tile_tables says for rotary dims below 64), shared by the
+    q and k rotations of every attention layer. Made once for every position a model can hold (resident) or
+    per chunk; a chunk reads its own rows (apply_rope's position)."""
 
     cos: DeviceTensor
     sin: DeviceTensor
     rotary_dim: int
+    first_position: int = 0
 
     @classmethod
     def upload(cls, device, positions: np.ndarray, rotary_dim: int, theta: float) -> "RopeTables":
+        positions = np.asarray(positions, np.int64).reshape(-1)
+        if len(positions) and np.any(np.diff(positions) != 1):
+            raise RopeShapeError("RoPE tables hold consecutive positions; pass np.arange(first, end)")
         make = sub_tile_tables if rotary_dim in SUB_TILE_ROTARY_DIMS else rope_tables
         cos, sin = make(positions, rotary_dim, theta)
         return cls(device.upload(cos.astype(np.float32), TABLE_FORMAT),
-                   device.upload(sin.astype(np.float32), TABLE_FORMAT), rotary_dim)
+                   device.upload(sin.astype(np.float32), TABLE_FORMAT), rotary_dim,
+                   int(positions[0]) if len(positions) else 0)
+
+    @property
+    def end_position(self) -> int:
+        """One past the last position the tables hold."""
+        return self.first_position + self.cos.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        return self.cos.nbytes + self.sin.nbytes
 
     def free(self) -> None:
         self.cos.device.free(self.cos)
         self.sin.device.free(self.sin)
 
 
-def apply_rope(device, x: DeviceTensor, tables: RopeTables, *, heads: int, reports: list | None = None) -> DeviceTensor:
-    """Rotate the first rotary_dim dims of every head of x [tokens, heads * head_dim] in place; returns x."""
+def apply_rope(device, x: DeviceTensor, tables: RopeTables, *, heads: int, position: int | None = None,
+               reports: list | None = None) -> DeviceTensor:
+    """Rotate the first rotary_dim dims of every head of x [tokens, heads * head_dim] in place, token i at
+    position + i (default: the tables' first position); returns x. The tables must hold those positions, and
+    position - tables.first_position must be a multiple of 32 (the kernel reads whole table tiles)."""
     tokens, width = x.shape
     if width % heads:
         raise RopeShapeError(f"x's width {width} is not {heads} heads of equal size")
+    position = tables.first_position if position is None else int(position)
+    if position < tables.first_position or position + tokens > tables.end_position:
+        raise RopeShapeError(f"positions {position}..{position + tokens - 1} are outside the tables' "
+                             f"{tables.first_position}..{tables.end_position - 1}; make tables that hold them")
     shape = RopeShape(tokens, heads, width // heads, tables.rotary_dim)
-    report = device.run(rope_program(plan_rope(shape), x, tables.cos, tables.sin))
+    report = device.run(rope_program(plan_rope(shape), x, tables.cos, tables.sin,
+                                     table_row0=position - tables.first_position))
     if reports is not None:
         reports.append(report)
     return x
