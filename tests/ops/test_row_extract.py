@@ -1,0 +1,75 @@
+"""One row of a tiled tensor as a row-major row (ops/layout/row.py) on the simulator: bit for bit against
+numpy indexing of the uploaded bf16 values, for every row index inside a tile (both face rows), widths that
+are not multiples of 64 or of a page, and only the row's pages crossing to the host."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ttprefill.device.program import DataFormat
+from ttprefill.ops.layout import DeviceRow, RowExtractError, extract_row
+
+BF16 = DataFormat.Float16_b
+
+
+def _bf16_values(rng, shape):
+    """Random values bf16 holds exactly (fp32 with the low 16 bits cleared), all bit patterns of sign,
+    exponent and mantissa exercised."""
+    bits = (rng.standard_normal(shape).astype(np.float32) * 100).view(np.uint32) & 0xFFFF0000
+    return bits.view(np.float32)
+
+
+def test_every_row_of_a_tile_row(sim):
+    rng = np.random.default_rng(1)
+    x = _bf16_values(rng, (96, 1100))  # 35 tiles a row, the last 12 columns wide; two row-major pages
+    src = sim.upload(x, BF16)
+    out = DeviceRow.allocate(sim, x.shape[1])
+    try:
+        for row in range(32, 64):
+            extract_row(sim, src, row, out)
+            np.testing.assert_array_equal(out.download(sim), x[row])
+        for row in (0, 17, 95):
+            extract_row(sim, src, row, out)
+            np.testing.assert_array_equal(out.download(sim), x[row])
+    finally:
+        out.free(sim)
+        sim.free(src)
+
+
+@pytest.mark.parametrize("rows, width, row", [(32, 5000, 31), (7, 70, 6), (64, 2048, 40)])
+def test_widths_and_the_bytes_that_come_up(sim, rows, width, row):
+    rng = np.random.default_rng(width)
+    x = _bf16_values(rng, (rows, width))
+    src = sim.upload(x, BF16)
+    try:
+        out = extract_row(sim, src, row)
+        try:
+            before = sim.host_traffic.total("to_host")
+            got = out.download(sim)
+            moved = sim.host_traffic.total("to_host") - before
+        finally:
+            out.free(sim)
+    finally:
+        sim.free(src)
+    np.testing.assert_array_equal(got, x[row])
+    assert moved == -(-width * 2 // 2048) * 2048  # the row's bf16 bytes in whole 2 KB pages, not the tile row
+
+
+def test_bad_requests_are_refused(sim):
+    src = sim.upload(np.zeros((40, 64), np.float32), BF16)
+    other = DeviceRow.allocate(sim, 96)
+    try:
+        with pytest.raises(RowExtractError, match="outside the source's 40 rows"):
+            extract_row(sim, src, 40)
+        with pytest.raises(RowExtractError, match="holds 96 values"):
+            extract_row(sim, src, 0, other)
+    finally:
+        other.free(sim)
+        sim.free(src)
+    fp32 = sim.upload(np.zeros((32, 64), np.float32), DataFormat.Float32)
+    try:
+        with pytest.raises(RowExtractError, match="Float16_b"):
+            extract_row(sim, fp32, 0)
+    finally:
+        sim.free(fp32)
