@@ -63,16 +63,16 @@ def test_prefill_cli_on_the_simulator_matches_the_torch_reference_and_reports_tr
     assert pcc(ref, sim) >= 0.999 and rel_rms(ref, sim) <= 0.03
     assert pcc(np.asarray(outputs["torch"]["last_logits"]), sim) >= 0.999
     assert outputs["sim"]["chunks"] == 3
-    # Down per chunk: the embedding rows (bf16 tiles), the page table (uint32 rows of 32 ids) and the RoPE
-    # tables (fp32 cos and sin; tiny's 16 rotary dims fill one tile column).
+    # Down per chunk: the embedding rows (bf16 tiles) and the page table (one uint32 tile: a row of up to 32
+    # page ids). The RoPE tables are resident: they went down once when the engine started.
     H = TINY.hidden_size
     down = 0
     for start, end in ((0, 64), (64, 128), (128, 150)):
-        t = end - start
-        down += _tiles(t, H) * 2048 + 4096 + 2 * _tiles(t, TILE) * 4096
+        down += _tiles(end - start, H) * 2048 + 4096
     assert outputs["sim"]["host_bytes_down"] == down
-    # Up: the tile row holding the last token, once (the LM head runs on the last chunk only).
-    assert outputs["sim"]["host_bytes_up"] == _tiles(TILE, TINY.vocab_size) * 2048
+    # Up: the last token's logits row, once (the LM head runs on the last chunk only): vocab bf16 values in
+    # row-major pages of 2 KB (tiny's 1024-word vocabulary is one LM head chunk).
+    assert outputs["sim"]["host_bytes_up"] == -(-TINY.vocab_size * 2 // 2048) * 2048
     # GDN states (conv [3, C] bf16, recurrent [HV K, V] fp32) up at each checkpoint and down once at the start.
     per_state = len(TINY.gdn_layers) * (_tiles(3, TINY.gdn_conv_channels) * 2048
                                         + _tiles(TINY.gdn_num_v_heads * TINY.gdn_key_head_dim,
@@ -92,6 +92,23 @@ def test_every_byte_the_device_moves_is_in_the_result():
     moved = {d: sum(after[d].values()) - sum(before[d].values()) for d in after}
     assert moved["to_device"] == result.host_bytes_down + result.checkpoint_bytes_down
     assert moved["to_host"] == result.host_bytes_up + result.checkpoint_bytes_up
+    assert pcc(_reference_logits(tokens), result.last_logits) >= 0.999
+
+
+def test_rope_tables_are_resident_and_grow_when_a_chunk_reaches_past_them():
+    """The engine's RoPE tables cover every position its K/V pages hold, uploaded once (fp32 cos and sin,
+    tiny's 16 rotary dims in one 32-wide tile column); tables cut short are re-uploaded, counted as traffic,
+    and the logits still match the reference."""
+    eng = Engine(TINY, WEIGHTS, backend="sim", options=EngineOptions(chunk_tokens=64))
+    model = eng.model
+    capacity = model.kv[TINY.attention_layers[0]].num_pages * model.page_tokens
+    assert model.setup.down["rope_tables"] == 2 * _tiles(capacity, TILE) * 4096
+    tokens = np.random.default_rng(6).integers(0, TINY.vocab_size, 150).tolist()
+    model._upload_rope(64)  # tables for positions 0..63 only: the second chunk grows them to 128, the third to 256
+    result = eng.prefill(tokens)
+    assert model.traffic.down["rope_tables"] == 2 * (_tiles(128, TILE) + _tiles(256, TILE)) * 4096
+    down = sum(_tiles(end - start, TINY.hidden_size) * 2048 + 4096 for start, end in ((0, 64), (64, 128), (128, 150)))
+    assert result.host_bytes_down == down + model.traffic.down["rope_tables"]
     assert pcc(_reference_logits(tokens), result.last_logits) >= 0.999
 
 

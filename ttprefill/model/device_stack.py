@@ -2,7 +2,8 @@
 
     x = embed(tokens)                      host gather; its rows go down once per chunk (bf16)
     per layer:  x += mixer(norm(x));  x += mlp(norm(x))     every op a program (ops/*)
-    logits = lm_head(final_norm(x))        only the tile row of the last token, only on a prompt's last chunk
+    logits = lm_head(final_norm(x))        only the tile row of the last token, only on a prompt's last chunk;
+                                           its last token's row extracted on the device (ops/layout) comes up
 
 Per layer, in programs:
     GDN        rms_norm, in_proj_qkv / z / b / a (linear), the GDN layer core (ops/gdn: conv, gates, scan,
@@ -13,12 +14,14 @@ Per layer, in programs:
                residual add
     MLP        rms_norm, gate_proj, up_proj, silu_mul, down_proj, residual add
 
-What stays on the device: every weight but the embedding (uploaded once here), the K/V pages of every
-attention layer (KVCache, page ids from the prefix cache), and each live request's GDN conv and
-recurrent states (ping-pong pairs, swapped after each chunk). What crosses, by kind, is counted in
-`traffic` (ChunkTraffic): embeddings, the chunk's position tables (page table, RoPE cos/sin) down, the
-last logits up; GDN states up only when the engine asks for a checkpoint (sync_to_host) and down once
-when a request starts from one (or from zeros).
+What stays on the device: every weight but the embedding (uploaded once here), the RoPE cos/sin tables
+of every position the K/V pages can hold (uploaded once here; a chunk's rope reads its rows), the K/V
+pages of every attention layer (KVCache, page ids from the prefix cache), and each live request's GDN
+conv and recurrent states (ping-pong pairs, swapped after each chunk). What crosses per chunk, by kind,
+is counted in `traffic` (ChunkTraffic): the embeddings and the page table (control data: one uint32 tile
+row of page ids) down, the last token's logits row up (bf16, on a prompt's last chunk); GDN states up only
+when the engine asks for a checkpoint (sync_to_host) and down once when a request starts from one (or
+from zeros). What went down once when the stack started is in `setup` (weights, RoPE tables).
 
 RoPE runs in place (ops/rope) for Qwen3.5's 64 rotary dims and the tiny test model's 16 alike.
 """
@@ -314,6 +317,7 @@ class LayerRunner:
 
     def attention_block(self, s: Scratch, x, lw: LayerWeights, cache, table, context: ChunkContext,
                         rope_tables) -> None:
+        """rope_tables hold the chunk's positions (context.start ..), resident or the chunk's own."""
         from ttprefill.ops.attention import flash_attention_program, kv_cache_write_program, plan_attention
         from ttprefill.ops.layout import merge_heads, split_heads
         from ttprefill.ops.rope import apply_rope
@@ -327,8 +331,8 @@ class LayerRunner:
                       out=s.alloc((T, Hq * D)))
         k = self.norm(s, qkv, w.k_norm, group_width=D, groups=Hkv, group_stride=D, x_col0=Hq * 2 * D,
                       out=s.alloc((T, Hkv * D)))
-        apply_rope(self.device, q, rope_tables, heads=Hq, reports=self.r("rest"))
-        apply_rope(self.device, k, rope_tables, heads=Hkv, reports=self.r("rest"))
+        apply_rope(self.device, q, rope_tables, heads=Hq, position=p0, reports=self.r("rest"))
+        apply_rope(self.device, k, rope_tables, heads=Hkv, position=p0, reports=self.r("rest"))
         entries = table.shape[0] * table.shape[1]
         plan = plan_attention(Hq, Hkv, D, T, p0, cache.data_format, True, self.attention_config, entries)
         rows = plan.q_rows_per_head
@@ -362,7 +366,8 @@ class DeviceStack:
         if page_tokens % TILE:
             raise DeviceStackError(f"pages of {page_tokens} tokens: the device keeps K/V in whole 32-token tiles")
         self.config, self.device = config, device
-        self.times, self.traffic = OpTimes(), ChunkTraffic()
+        self.times, self.traffic, self.setup = OpTimes(), ChunkTraffic(), ChunkTraffic()
+        self.rope = None
         self.models_time = device.capabilities.models_time
         self.embed = np.asarray(weights["model.embed_tokens.weight"], np.float32)  # host gather
         self.src = WeightSource(device, weights, WEIGHT_FORMATS[weight_format])
@@ -379,10 +384,17 @@ class DeviceStack:
             raise
         self.weight_bytes = sum(t.nbytes if isinstance(t, DeviceTensor) else _weight_nbytes(t)
                                 for t in self.src.tensors)
+        self.setup.add("down", "weights", self.weight_bytes)
         self.runner = LayerRunner(config, device, gdn_chunk=gdn_chunk, gdn_fidelity=gdn_fidelity,
                                   attention_fidelity=attention_fidelity, times=self.times)
         self._states: dict[int, tuple[ModelState, dict[int, GdnDeviceState]]] = {}  # id(state) -> its layers
         self.page_tokens = page_tokens
+        if config.attention_layers:
+            try:  # every position the K/V pages can hold
+                self._upload_rope(num_pages * page_tokens)
+            except Exception:
+                self.free()
+                raise
 
     @property
     def modeled_s(self) -> float:
@@ -433,6 +445,10 @@ class DeviceStack:
             self.release(self._states[key][0])
         for cache in self.kv.values():
             cache.free()
+        self.kv = {}
+        if self.rope is not None:
+            self.rope.free()
+            self.rope = None
         self.src.free()
 
     # ---- one chunk
@@ -464,7 +480,7 @@ class DeviceStack:
                 table = upload_page_table(self.device, list(context.page_table))
                 s.tensors.append(table)
                 self.traffic.add("down", "page_table", table.nbytes)
-                rope = self._rope_tables(s, context)
+                rope = self._rope_tables(context)
             # Each block's temporaries are freed when it ends: a chunk holds x plus one block's working set.
             for i, lw in enumerate(self.layers):
                 if cfg.is_attention_layer(i):
@@ -484,17 +500,30 @@ class DeviceStack:
         finally:
             block.free()
 
-    def _rope_tables(self, s: Scratch, context: ChunkContext):
+    def _upload_rope(self, positions: int) -> int:
+        """RoPE tables of positions 0 .. positions - 1, resident (replacing any held); bytes uploaded."""
         from ttprefill.ops.rope import RopeTables
 
-        cfg = self.config
-        positions = np.arange(context.start, context.end)
-        tables = RopeTables.upload(self.device, positions, cfg.rotary_dim, cfg.rope_theta)
-        s.tensors += [tables.cos, tables.sin]
-        self.traffic.add("down", "rope_tables", tables.cos.nbytes + tables.sin.nbytes)
-        return tables
+        if self.rope is not None:
+            self.rope.free()
+            self.rope = None
+        self.rope = RopeTables.upload(self.device, np.arange(positions), self.config.rotary_dim,
+                                      self.config.rope_theta)
+        self.setup.add("down", "rope_tables", self.rope.nbytes)
+        return self.rope.nbytes
+
+    def _rope_tables(self, context: ChunkContext):
+        """The resident tables, grown (re-uploaded for twice the positions, or the chunk's end if more) when a
+        chunk reaches past them; the K/V pages bound a request's positions, so that happens only when the
+        page table addresses more positions than the pool holds. A re-upload is counted in this chunk's
+        traffic too (kind "rope_tables")."""
+        if context.end > self.rope.end_position:
+            grown = max(context.end, 2 * self.rope.end_position)
+            self.traffic.add("down", "rope_tables", self._upload_rope(-(-grown // TILE) * TILE))
+        return self.rope
 
     def _last_logits(self, s: Scratch, x) -> torch.Tensor:
+        from ttprefill.ops.layout import extract_row
         from ttprefill.ops.linear import linear
 
         T = x.shape[0]
@@ -504,8 +533,11 @@ class DeviceStack:
         for chunk in self.lm_head.chunks:
             out = s.alloc((h.shape[0], chunk.n_out))
             linear(self.device, h, chunk, out, reports=self.runner.r("matmul"))
-            parts.append(self.device.download(out)[T - 1 - row0])  # one tile row comes up: 32 tokens' logits
-            self.traffic.add("up", "logits", out.nbytes)
+            # only the last token's row comes up (bf16, row-major pages), not the tile row of 32 tokens
+            row = extract_row(self.device, out, T - 1 - row0, reports=self.runner.r("rest"))
+            s.tensors.append(row.tensor)
+            parts.append(row.download(self.device))
+            self.traffic.add("up", "logits", row.nbytes)
         return torch.from_numpy(np.concatenate(parts).astype(np.float32))
 
 
