@@ -6,6 +6,7 @@ from ttprefill.device.program import DataFormat, Program
 from ttprefill.ops.registry import build_device, register
 
 from .heads import HeadLayout, heads_copy_program
+from .row import DeviceRow, row_extract_program
 
 
 @register("layout/split_q_T256_h16_d256")
@@ -16,3 +17,11 @@ def _split_query_halves() -> Program:
     dst = device.allocate((16, 256, 256), DataFormat.Float16_b)
     return heads_copy_program(src, HeadLayout.token_major(src, 8, head_stride=16), dst, HeadLayout.heads_major(dst),
                               token_tiles=8, heads=16, head_tiles=8)
+
+
+@register("layout/row_extract_w32768")
+def _last_logits_row() -> Program:
+    """The last token's row of one LM head chunk of logits (32768 columns, a tile row of 1024 tiles)."""
+    device = build_device()
+    src = device.allocate((32, 32768), DataFormat.Float16_b)
+    return row_extract_program(src, 31, DeviceRow.allocate(device, 32768))
