@@ -3,7 +3,7 @@
 Checked from outside the code under test: the chip runs the plan's per-chip shapes (the single-chip bench over a
 config with half the heads, MLP width and vocabulary costs less than the whole model), the collectives cost at
 least what the bytes of the per-layer all-reduces need on one Ethernet link at its raw rate, and the breakdown
-adds up. Qwen3.5-9B, one 64-token chunk, timing only."""
+adds up; and bench ttft's --chunk. Qwen3.5-9B, 64 tokens, timing only."""
 
 from __future__ import annotations
 
@@ -47,3 +47,9 @@ def test_mesh_shape_is_parsed_and_a_split_that_cannot_work_is_named(capsys):
     code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "64", "--timing-only", "--mesh", "1x3"])
     _, err = capsys.readouterr()
     assert code == 2 and "cannot be split over 3 chips" in err and "[1, 2, 4, 8, 16]" in err
+
+
+def test_chunk_flag_sets_the_ttft_chunking(capsys):
+    r = _bench(capsys, "--seq", "128", "--chunk", "64")  # the later --seq wins
+    assert r["chunk_tokens"] == 64 and [c["tokens"] for c in r["chunks"]] == [64, 64]
+    assert r["simulated"]["attention_layer_and_mlp_runs"] == 2  # the second chunk's attention reads a prefix

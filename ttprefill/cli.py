@@ -119,7 +119,7 @@ def bench_arguments(args):
                                   fidelity=args.fidelity, format=args.format, device=device)
     if args.what == "ttft":
         return bench.TtftBenchArgs(model=args.model or "qwen3.5-9b", seq=args.seq or 8192,
-                                   weight_format=args.format, device=device, mesh=args.mesh,
+                                   weight_format=args.format, chunk=args.chunk, device=device, mesh=args.mesh,
                                    topology=args.topology)
     if args.what in ("engine", "checkpoints"):
         return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, device=device)
@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--kv-heads", type=_positive_int, default=None)
     bench.add_argument("--head-dim", type=_positive_int, default=None)
     bench.add_argument("--prefix", type=_non_negative_int, default=0)
-    bench.add_argument("--chunk", type=_positive_int, default=None)
+    bench.add_argument("--chunk", type=_positive_int, default=None,
+                       help="attention/gdn: tokens per call; ttft: tokens per device chunk (default: the engine's)")
     bench.add_argument("--qk-heads", type=_positive_int, default=None)
     bench.add_argument("--v-heads", type=_positive_int, default=None)
     bench.add_argument("--key-dim", type=_positive_int, default=None)

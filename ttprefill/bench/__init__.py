@@ -55,12 +55,15 @@ def run(what: str, args) -> dict:
         if args.device.backend != "sim" or not args.device.timing_only:
             raise ValueError("bench ttft runs the simulator in timing-only mode: give --timing-only (and "
                              "--backend sim)")
+        from ttprefill.options import EngineOptions
+
+        options = EngineOptions() if args.chunk is None else EngineOptions(chunk_tokens=args.chunk)
         if args.mesh != (1, 1):
             from .ttft_mesh import mesh_ttft_bench
 
             return mesh_ttft_bench(args.model, args.seq, args.mesh, args.topology, args.weight_format,
-                                   args.device.costs)
-        return ttft_bench(args.model, args.seq, args.weight_format, args.device.costs)
+                                   args.device.costs, options)
+        return ttft_bench(args.model, args.seq, args.weight_format, args.device.costs, options)
     if what == "calibration":
         from ttprefill.calibration import bench_calibration
 

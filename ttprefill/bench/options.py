@@ -72,6 +72,7 @@ class TtftBenchArgs:
     seq: int = 8192
     weight_format: str | None = None  # "bf16" | "bfp8" (None: EngineOptions.weight_format)
     device: DeviceChoice = field(default_factory=DeviceChoice)
+    chunk: int | None = None  # tokens per device chunk (None: EngineOptions.chunk_tokens)
     mesh: tuple[int, int] = (1, 1)  # chips (rows, cols): > 1 chip times a tensor-parallel split (bench/ttft_mesh.py)
     topology: str = "line"  # the mesh's collectives: "line", or "ring" where the wiring closes one
 

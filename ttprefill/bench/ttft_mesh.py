@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 def mesh_ttft_bench(model: str, seq: int, mesh: tuple[int, int], topology: str = "line",
-                    weight_format: str | None = None, costs: str | None = None) -> dict:
+                    weight_format: str | None = None, costs: str | None = None, options=None) -> dict:
     from ttprefill.device.sim_device import DEFAULT_COST_SETTING
     from ttprefill.model.config import get_preset
     from ttprefill.model.tensor_parallel import TensorParallelPlan, collective_times, per_chip_ops
@@ -24,7 +24,7 @@ def mesh_ttft_bench(model: str, seq: int, mesh: tuple[int, int], topology: str =
     full = get_preset(model)
     costs = costs or DEFAULT_COST_SETTING
     chip = TensorParallelPlan(full, tp).chip_config(0)  # refuses, naming the sizes that work, a split that fails
-    run = ttft_bench(model, seq, weight_format, costs, config=chip)
+    run = ttft_bench(model, seq, weight_format, costs, options, config=chip)
     timed = collective_times(per_chip_ops(full, tp, seq, run["chunk_tokens"]), (rows, cols), topology, costs=costs)
     by_op = dict(run["by_op"])
     by_op["collectives"] = timed["seconds"]
