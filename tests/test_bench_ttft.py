@@ -31,8 +31,12 @@ def test_ttft_smoke_on_one_chunk(capsys):
     t = r["host_traffic"]
     embeddings = 2 * 64 * cfg.hidden_size  # bf16, two tile rows of 32 tokens
     assert t["host_bytes_down_by_kind"]["embeddings"] == embeddings
-    assert t["host_bytes_down_by_kind"]["rope_tables"] == 2 * 64 * cfg.rotary_dim * 4  # fp32 cos and sin
-    assert t["host_bytes_up"] == 32 * (-(-cfg.vocab_size // 32) * 32) * 2  # one bf16 tile row of logits
+    assert "rope_tables" not in t["host_bytes_down_by_kind"]  # resident: uploaded once, as setup
+    assert t["setup_bytes_down_by_kind"]["rope_tables"] == 2 * 64 * cfg.rotary_dim * 4  # fp32 cos and sin
+    # only the last token's row of logits comes up: bf16 values in 2 KB pages, at most one part-filled page
+    # per LM-head chunk (fewer than 16 chunks for any vocabulary here)
+    up = t["host_bytes_up"]
+    assert up % 2048 == 0 and cfg.vocab_size * 2 <= up < cfg.vocab_size * 2 + 16 * 2048
     # conv state [3, C] bf16 is one tile row; the recurrent state [HV K, V] fp32
     state = len(cfg.gdn_layers) * (32 * cfg.gdn_conv_channels * 2 + cfg.gdn_num_v_heads
                                    * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4)
