@@ -68,3 +68,12 @@ def test_bad_arguments_are_named():
         plan_memory(config, weight_format="fp8", cache_budget_bytes=0, chunk_tokens=32)
     with pytest.raises(MemoryPlanError, match="chips"):
         plan_memory(config, weight_format="bf16", cache_budget_bytes=0, chunk_tokens=32, chips=0)
+
+
+def test_resident_rope_tables_are_counted():
+    config = get_preset("qwen3.5-9b")  # 64 rotary dims: cos and sin of 2 tiles' width, fp32
+    plan = plan_memory(config, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=256, rope_positions=8192)
+    assert plan.parts["rope_tables"] == 2 * 8192 * 64 * 4
+    tiny = get_preset("tiny")  # 16 rotary dims, held a tile wide
+    assert plan_memory(tiny, weight_format="bf16", cache_budget_bytes=0, chunk_tokens=32,
+                       rope_positions=64).parts["rope_tables"] == 2 * 64 * 32 * 4

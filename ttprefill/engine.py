@@ -320,8 +320,10 @@ def check_memory_plan(config: ModelConfig, options: EngineOptions) -> None:
     from ttprefill.model.memory_plan import MemoryPlanError, plan_memory
 
     try:
+        positions = options.cache_budget_bytes // kv_page_bytes(config, options.block_tokens,
+                                                                 options.kv_page_format) * options.block_tokens
         plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
-                    chunk_tokens=options.chunk_tokens).check()
+                    chunk_tokens=options.chunk_tokens, rope_positions=positions).check()
     except MemoryPlanError as error:
         raise EngineError(f"{config.name} {error}") from None
 

@@ -7,7 +7,8 @@ On the device a prefill keeps three things in DRAM at once:
 - the prefix cache's device budget: attention K/V pages plus device-tier GDN checkpoints (one budget,
   `cache_budget_bytes`, that the cache itself enforces);
 - one chunk's working set: the live GDN conv and recurrent states of every GDN layer (fp32, as the
-  scan carries them) and the activations of the widest op of a chunk.
+  scan carries them) and the activations of the widest op of a chunk;
+- the resident RoPE tables: fp32 cos and sin of the rotary dims for every position the K/V pages can hold.
 
 The plan reports each part in bytes and refuses, with the numbers and the ways out, when their sum
 passes the chip's DRAM (hw.DRAM_BYTES_PER_CHIP). Sizes of the formats follow tt-metal's tile layouts:
@@ -64,6 +65,13 @@ def state_bytes(config: ModelConfig) -> int:
     return len(config.gdn_layers) * (recurrent + conv)
 
 
+def rope_table_bytes(config: ModelConfig, positions: int) -> int:
+    """fp32 cos and sin [positions, rotary width] in tiles; rotary dims under a tile take a whole tile's width."""
+    if not config.attention_layers or positions <= 0:
+        return 0
+    return 2 * _tiles(positions, max(config.rotary_dim, TILE)) * TILE_BYTES["fp32"]
+
+
 def activation_bytes(config: ModelConfig, chunk_tokens: int) -> int:
     rows = -(-chunk_tokens // TILE) * TILE
     widest = max(2 * config.intermediate_size, config.gdn_conv_channels + 2 * config.gdn_value_dim,
@@ -108,7 +116,7 @@ class MemoryPlan:
 
 
 def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: int, chunk_tokens: int,
-                chips: int = 1) -> MemoryPlan:
+                chips: int = 1, rope_positions: int = 0) -> MemoryPlan:
     """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel);
     a chunk's activations are needed whole on each chip."""
     if chips < 1:
@@ -120,5 +128,6 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
         "cache": -(-cache_budget_bytes // chips),
         "gdn_states": -(-state_bytes(config) // chips),
         "activations": activation_bytes(config, chunk_tokens),
+        "rope_tables": rope_table_bytes(config, rope_positions),
     }
     return MemoryPlan(config.name, weight_format, chips, parts)
