@@ -219,7 +219,7 @@ def main(argv=None) -> int:
     results["gdn_27b"] = gdn_sweep(contexts, 16, 48, 128, 128)
     results["peers"] = peer_sweep([1024] if args.quick else [2048, 8192])
     # Qwen3.5-9B on an n300: the whole model split over its two chips (bench ttft --mesh 1x2).
-    results["ttft_qwen35_9b_n300"] = qwen35_9b_n300_ttft([1024] if args.quick else [4096, 8192, 16384])
+    results["ttft_qwen35_9b_n300"] = qwen35_9b_n300_ttft([1024] if args.quick else [4096, 8192, 16384, 32768])
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     paths = plot_all(results, out_dir)
     print(json.dumps({"results": str(out_dir / "results.json"), "plots": [str(p) for p in paths]}))
