@@ -11,6 +11,7 @@
 // Common runtime args: 0 heads, 1 rotary tiles R, 2 sub-tile rotation (0 / 1).
 // Runtime args: 0 first unit, 1 number of units.
 // CBs: c_0 x, c_1 cos, c_2 sin, c_3 swapped x (sub-tile only); c_16 y.
+#include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/tile_move_copy.h"
