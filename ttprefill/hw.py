@@ -36,6 +36,12 @@ L1_RESERVED_BYTES = L1_FIRMWARE_BYTES + L1_KERNEL_CONFIG_BYTES
 L1_CB_BUDGET_BYTES = L1_BYTES - L1_RESERVED_BYTES
 CB_ALIGNMENT = 32  # circular buffers start on this boundary in L1
 
+
+def cb_aligned(nbytes: int) -> int:
+    """The L1 a circular buffer of `nbytes` takes: rounded up to CB_ALIGNMENT, as the next one starts there."""
+    return -(-nbytes // CB_ALIGNMENT) * CB_ALIGNMENT
+
+
 # ---- tt-metal's per-program limits
 # Runtime args plus common runtime args of one kernel on one core: a 4096-byte dispatch packet shared
 # by three kernels, 4096 / (3 * 4) = 341 (tt-metal's max_runtime_args).

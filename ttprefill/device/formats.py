@@ -62,6 +62,11 @@ def bf16_bits(x: np.ndarray) -> np.ndarray:
     return np.where(is_nan, quiet_nan, rounded).astype(np.uint16)
 
 
+def fp32_bits(x: float) -> int:
+    """The 32-bit word of x as fp32: how kernels take a float in a runtime or compile-time argument."""
+    return int(np.float32(x).view(np.uint32))
+
+
 def bf16_from_bits(b: np.ndarray) -> np.ndarray:
     """float32 values of bfloat16 bit patterns (exact)."""
     return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)

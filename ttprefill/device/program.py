@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 # Hardware layout figures live in ttprefill.hw; program builders and backends read them from here too.
 from ttprefill.hw import (  # noqa: F401
     CB_ALIGNMENT,
+    cb_aligned,
     DRAM_ALIGNMENT,
     DRAM_BANKS,
     DRAM_BYTES_PER_CHIP,
@@ -312,7 +313,7 @@ class Program:
 
     def l1_bytes_on(self, core: CoreCoord) -> int:
         """L1 a core needs: the reserved bottom plus every CB, each padded to CB_ALIGNMENT (aliases add none)."""
-        return L1_RESERVED_BYTES + sum(-(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
+        return L1_RESERVED_BYTES + sum(cb_aligned(cb.total_size)
                                        for cb in self.circular_buffers_on(core))
 
     def validate(self) -> None:

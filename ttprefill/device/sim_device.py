@@ -10,11 +10,11 @@ from loguru import logger
 
 from . import formats, jit
 from .program import (
-    CB_ALIGNMENT,
     DRAM_BANKS,
     GRID_X,
     GRID_Y,
     L1_RESERVED_BYTES,
+    cb_aligned,
     CoreCoord,
     DataFormat,
     Program,
@@ -218,5 +218,5 @@ class SimDevice:
                 for v in cb.views():
                     out.append({"core": (core.x, core.y), "index": v.index, "format": int(v.data_format),
                                 "page_size": v.page_size, "num_pages": v.num_pages, "l1_offset": offset})
-                offset += -(-cb.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
+                offset += cb_aligned(cb.total_size)
         return out

@@ -15,11 +15,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .program import (
-    CB_ALIGNMENT,
     GRID_X,
     GRID_Y,
     L1_BYTES,
     L1_RESERVED_BYTES,
+    cb_aligned,
     CoreCoord,
     Kernel,
     Program,
@@ -162,7 +162,7 @@ def check_program_against_ttnn(program: Program, ttnn=None, raise_on_problem: bo
                 problems.append(f"{index_what}: ttnn's tt::DataFormat {fd.data_format_as_uint8} != "
                                 f"{int(view.data_format)} ({view.data_format.name})")
         for x, y in _cores_of(cbd.core_ranges):
-            cb_bytes[(x, y)] += -(-cbd.total_size // CB_ALIGNMENT) * CB_ALIGNMENT
+            cb_bytes[(x, y)] += cb_aligned(cbd.total_size)
     report.cb_bytes_per_core = dict(cb_bytes)
     for core, used in sorted(cb_bytes.items()):
         if used > HARDWARE_CB_BUDGET:

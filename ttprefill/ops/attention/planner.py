@@ -6,7 +6,7 @@ import heapq
 from itertools import product
 from dataclasses import dataclass, field, replace
 
-from ttprefill.device.program import CB_ALIGNMENT, CoreCoord, DataFormat
+from ttprefill.device.program import CoreCoord, DataFormat, cb_aligned
 from ttprefill.hw import (
     DRAM_PLANNING_BYTES_PER_CYCLE,
     L1_CB_BUDGET_BYTES,
@@ -149,7 +149,7 @@ class AttentionPlan:
         computes)."""
         others = self._cbs_without_q(table_tiles)
         q_tiles = self.rows * self.dt
-        q_bytes = _aligned(q_tiles * DataFormat.Float16_b.tile_bytes)
+        q_bytes = cb_aligned(q_tiles * DataFormat.Float16_b.tile_bytes)
         bf16 = DataFormat.Float16_b
         group_tiles = self.rt * self.dt
         small_out = 2 * group_tiles
@@ -194,12 +194,8 @@ class AttentionPlan:
         return _cb_bytes(self.circular_buffers(table_tiles))
 
 
-def _aligned(nbytes: int) -> int:
-    return _ceil_div(nbytes, CB_ALIGNMENT) * CB_ALIGNMENT
-
-
 def _cb_bytes(cbs) -> int:
-    return sum(_aligned(fmt.tile_bytes * pages) for _, fmt, pages in cbs)
+    return sum(cb_aligned(fmt.tile_bytes * pages) for _, fmt, pages in cbs)
 
 
 def _lpt(costs: list[tuple[int, int]], n_cores: int) -> list[list[int]]:

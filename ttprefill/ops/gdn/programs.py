@@ -3,9 +3,9 @@ ttprefill.ops.gdn's docstring says what each program fuses and why the layer is 
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, replace
 
+from ttprefill.device.formats import fp32_bits
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
     CircularBuffer,
@@ -74,10 +74,6 @@ def _unpack_copies_to_dest(kernel: Kernel, cbs: list[CircularBuffer], indices: t
 
 def _cores_of(plan) -> CoreRangeSet:
     return CoreRangeSet.of([core for core, _, _ in plan])
-
-
-def _fp32_bits(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", float(x)))[0]
 
 
 def _check_tensor(name: str, t: DeviceTensor, rows: int, min_cols: int, fmt: DataFormat | None = None) -> None:
@@ -473,7 +469,7 @@ def conv_program(device, dims: GdnDims, tokens: int, x: DeviceTensor, conv_state
                     x.accessor_args() + tap_weights.accessor_args(),
                     common_runtime_args=[x.address, conv_state.address, tap_weights.address, tokens, x.tiles_w])
     compute = Kernel(GDN_KERNELS / "conv_compute.cpp", Role.COMPUTE, core_set,
-                     common_runtime_args=[_fp32_bits(EPS), _fp32_bits(dims.key_dim ** -0.5)],
+                     common_runtime_args=[fp32_bits(EPS), fp32_bits(dims.key_dim ** -0.5)],
                      compute_config=ComputeConfig(math_fidelity=CONV_NORM_FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "conv_writer.cpp", Role.RISCV_0, core_set, out.accessor_args(),
                     common_runtime_args=[out.address, conv_state_out.address, tokens, out.tiles_w])
@@ -508,7 +504,7 @@ def gates_program(device, tokens: int, v_heads: int, a: DeviceTensor, b: DeviceT
                     a.accessor_args() + dt_bias_rows.accessor_args(),
                     common_runtime_args=[a.address, b.address, dt_bias_rows.address, a_log_rows.address, a.tiles_w])
     compute = Kernel(GDN_KERNELS / "gates_compute.cpp", Role.COMPUTE, cores,
-                     common_runtime_args=[_fp32_bits(SOFTPLUS_THRESHOLD)],
+                     common_runtime_args=[fp32_bits(SOFTPLUS_THRESHOLD)],
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "gates_writer.cpp", Role.RISCV_0, cores, g.accessor_args(),
                     common_runtime_args=[g.address, beta.address])
@@ -550,7 +546,7 @@ def norm_program(device, tokens: int, v_heads: int, value_dim: int, o: HeadColum
                     common_runtime_args=[o.tensor.address, z.address, weight_rows.address, v_heads, vt,
                                          o.tensor.tiles_w, o.first_col_tile, z.tiles_w])
     compute = Kernel(GDN_KERNELS / "norm_compute.cpp", Role.COMPUTE, cores,
-                     common_runtime_args=[vt, _fp32_bits(1.0 / value_dim), _fp32_bits(EPS)],
+                     common_runtime_args=[vt, fp32_bits(1.0 / value_dim), fp32_bits(EPS)],
                      compute_config=ComputeConfig(math_fidelity=CONV_NORM_FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "norm_writer.cpp", Role.RISCV_0, cores, y.accessor_args(),
                     common_runtime_args=[y.address, v_heads, vt, y.tiles_w])

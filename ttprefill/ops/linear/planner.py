@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat, MathFidelity
-from ttprefill.hw import CB_ALIGNMENT, GRID_X, GRID_Y, L1_CB_BUDGET_BYTES
+from ttprefill.hw import GRID_X, GRID_Y, L1_CB_BUDGET_BYTES, cb_aligned
 from ttprefill.ops.upstream.matmul_mcast import INPUT_BUFFERING  # the factory's input double-buffering
 
 from .shapes import LinearShape, LinearShapeError
@@ -78,10 +78,6 @@ class LinearPlan:
                 f"{self.out_subblock_w}, {self.fidelity.name}")
 
 
-def _aligned(nbytes: int) -> int:
-    return -(-nbytes // CB_ALIGNMENT) * CB_ALIGNMENT
-
-
 def partials_format(shape: LinearShape, num_k_blocks: int) -> DataFormat:
     """The partials CB's format as the factory picks it (packer L1 accumulation past two K blocks)."""
     if num_k_blocks > 2:
@@ -96,10 +92,10 @@ def l1_bytes(shape: LinearShape, per_core_m: int, per_core_n: int, in0_block_w: 
     out_tiles = per_core_m * per_core_n
     partials = partials_format(shape, blocks)
     # The factory lays the partials over the output in one allocation when their formats agree.
-    partials_bytes = 0 if partials == shape.out_format else _aligned(partials.tile_bytes * out_tiles)
-    return (_aligned(DataFormat.Float16_b.tile_bytes * per_core_m * in0_block_w * depth)
-            + _aligned(shape.weight_format.tile_bytes * per_core_n * in0_block_w * depth)
-            + _aligned(shape.out_format.tile_bytes * out_tiles) + partials_bytes)
+    partials_bytes = 0 if partials == shape.out_format else cb_aligned(partials.tile_bytes * out_tiles)
+    return (cb_aligned(DataFormat.Float16_b.tile_bytes * per_core_m * in0_block_w * depth)
+            + cb_aligned(shape.weight_format.tile_bytes * per_core_n * in0_block_w * depth)
+            + cb_aligned(shape.out_format.tile_bytes * out_tiles) + partials_bytes)
 
 
 def _subblock(per_core_m: int, per_core_n: int, dst_tiles: int) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat
-from ttprefill.hw import CB_ALIGNMENT, GRID_X, GRID_Y, L1_CB_BUDGET_BYTES
+from ttprefill.hw import GRID_X, GRID_Y, L1_CB_BUDGET_BYTES, cb_aligned
 
 from .shapes import NormShape, NormShapeError
 
@@ -32,15 +32,11 @@ class NormPlan:
         return len(self.core_units)
 
 
-def _aligned(n: int) -> int:
-    return -(-n // CB_ALIGNMENT) * CB_ALIGNMENT
-
-
 def l1_bytes(shape: NormShape, input_buffering: int) -> int:
     g = shape.group_tiles
-    inputs = (2 if shape.gated else 1) * _aligned(ACTIVATION_FORMAT.tile_bytes * g * input_buffering)
-    return (inputs + _aligned(WEIGHT_FORMAT.tile_bytes * g) + _aligned(ACTIVATION_FORMAT.tile_bytes)
-            + 2 * _aligned(DataFormat.Float32.tile_bytes) + _aligned(ACTIVATION_FORMAT.tile_bytes * OUT_BUFFERING))
+    inputs = (2 if shape.gated else 1) * cb_aligned(ACTIVATION_FORMAT.tile_bytes * g * input_buffering)
+    return (inputs + cb_aligned(WEIGHT_FORMAT.tile_bytes * g) + cb_aligned(ACTIVATION_FORMAT.tile_bytes)
+            + 2 * cb_aligned(DataFormat.Float32.tile_bytes) + cb_aligned(ACTIVATION_FORMAT.tile_bytes * OUT_BUFFERING))
 
 
 def plan_norm(shape: NormShape, *, max_cores: int = GRID_X * GRID_Y,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import struct
-
+from ttprefill.device.formats import fp32_bits
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
     GRID_X,
@@ -28,10 +27,6 @@ CB_X, CB_Z, CB_WEIGHT, CB_ONES, CB_Y, CB_SQ, CB_RS = 0, 1, 2, 3, 16, 24, 25
 # The FPU steps (the row-sum matmul, x * rs, x_hat * weight) take TF32 operands from srcA/srcB: HiFi4
 # keeps every bit the source registers hold.
 FIDELITY = MathFidelity.HiFi4
-
-
-def _f32_bits(v: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", v))[0]
 
 
 def _check(t: DeviceTensor, what: str, shape: tuple[int, int], fmt: DataFormat) -> None:
@@ -69,7 +64,7 @@ def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: 
         runtime_args={c: [f, n] for c, (f, n) in ranges.items()})
     compute = Kernel(
         KERNELS / "rmsnorm_compute.cpp", Role.COMPUTE, all_cores, [int(s.gated)],
-        common_runtime_args=[g, _f32_bits(1.0 / s.group_width), _f32_bits(s.eps)],
+        common_runtime_args=[g, fp32_bits(1.0 / s.group_width), fp32_bits(s.eps)],
         runtime_args={c: [n] for c, (_, n) in ranges.items()},
         compute_config=ComputeConfig(math_fidelity=FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(

@@ -24,11 +24,11 @@ as the kernels' comments describe.
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 
 import numpy as np
 
+from ttprefill.device.formats import fp32_bits
 from ttprefill.device.program import (
     CircularBuffer,
     ComputeConfig,
@@ -183,10 +183,6 @@ def allocate(device, s: SdpaShape) -> SdpaTensors:
                        device.allocate(kshape, s.kv_format), device.allocate(qshape, s.out_format))
 
 
-def _fp32_bits(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
 def _circular_buffers(s: SdpaShape, p: SdpaPlan, cores: CoreRangeSet) -> list[CircularBuffer]:
     q_per_core = max(count for _, count in p.q_ranges)
     q_tiles = p.Sq_chunk_t * p.DHt * (2 if q_per_core > 1 else 1)
@@ -211,7 +207,7 @@ def sdpa_program(device, s: SdpaShape, t: SdpaTensors | None = None, max_cores: 
     n = len(p.cores)
     zigzag = 1  # causal
     k_partial_col = s.seq % TILE
-    scale = _fp32_bits(s.scale)
+    scale = fp32_bits(s.scale)
     qk_h, qk_w = p.qk_subblock
     out_h, out_w = p.out_subblock
 
