@@ -89,6 +89,20 @@ def test_io_tensors_dedupes_by_identity_without_calling_tensor_eq():
     assert len(held) == 2 and held[0] is a and held[1] is b
 
 
+def test_io_tensors_of_a_program_updating_one_tensor_pass_it_as_input_and_output():
+    """generic_op refuses fewer than two io tensors (one input, one output); a program whose only tensor
+    it updates in place (the page table update) gives that tensor as both."""
+    from host_programs import copy_program
+
+    device = object.__new__(TTDevice)
+    a = _DeviceOpTensor()
+    program = copy_program(1, 1)
+    table = tt_device.TTTensor((32, 32), DataFormat.UInt32, 0, device, ttnn_tensor=a)
+    program.inputs, program.outputs = {"page_table": table}, {"page_table": table}
+    held = device.io_tensors(program)
+    assert len(held) == 2 and held[0] is a and held[1] is a
+
+
 class _Grid:
     def __init__(self, x, y):
         self.x, self.y = x, y

@@ -483,6 +483,10 @@ class TTDevice:
                 out.append(t.ttnn_tensor)
         if not program.outputs:
             raise ValueError(f"{program.name}: generic_op needs at least one output tensor in program.outputs")
+        if len(out) == 1:
+            # A program that updates one tensor in place: generic_op takes an input and an output, so the
+            # tensor goes in as both.
+            out.append(out[0])
         return out
 
     def run(self, program: Program) -> RunReport:

@@ -14,7 +14,9 @@ K/V cache (KVCache): two pools in DRAM, one for K and one for V, each a tiled te
 [num_pages, kv_heads, page_tokens, head_dim] in bf16 or bfp8_b. A page holds page_tokens tokens of
 every kv head. The page table (list of physical page ids, one per logical block of page_tokens
 tokens; owned by the prefix cache) goes to DRAM as a UInt32 tensor [rows, 32] (entry i at row i // 32,
-column i % 32) that the kernels read once into L1, so a 32k context costs no runtime args.
+column i % 32) that the kernels read once into L1, so a 32k context costs no runtime args. The engine
+keeps that tensor resident per request (page_table.ResidentPageTable) and writes a chunk's new page ids
+into it with a small program of ours whose runtime args carry them, so no table goes down per chunk.
 
 Work split: a work unit is (head group, query block): Bq query tile-rows of `hpu` query heads that
 read the same kv head (hpu divides the GQA group), R = hpu * Bq rows that share every K/V block the unit
@@ -36,12 +38,14 @@ of its first operand (the simulator's fidelity model), which truncates Q in Q K^
 truncates P in P V, while the row sums add the untruncated fp32 P, so that truncation no longer cancels
 in O / l: rel RMS against fp64 ~0.0077 at 1k tokens, d128/d256.
 
-Modules: shapes (limits, CB indices, config, errors), cache (KVCache, page tables), planner (block
+Modules: shapes (limits, CB indices, config, errors), cache (KVCache, page tables), page_table (the
+resident table and its update program), planner (block
 sizes and work split), programs (the two program builders), host (numpy in, numpy out), work
 (FLOPs), registered (representative programs for tests/host). The benchmark is ttprefill.bench.attention.
 """
 
 from .cache import KVCache, check_page_table, page_table_tensor_shape, upload_page_table
+from .page_table import PAGE_IDS_PER_DISPATCH, ResidentPageTable, page_table_update_program, write_page_ids
 from .host import AttentionRun, aligned_chunk_kv, flash_attention, heads_major, write_kv_cache
 from .planner import AttentionPlan, pack_unit, plan_attention
 from .programs import flash_attention_program, kv_cache_write_program

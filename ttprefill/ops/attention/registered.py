@@ -7,6 +7,7 @@ from ttprefill.device.program import DataFormat, Program
 from ttprefill.ops.registry import build_device, register
 
 from .cache import KVCache, page_table_tensor_shape
+from .page_table import PAGE_IDS_PER_DISPATCH, page_table_update_program
 from .planner import _ceil_div, plan_attention
 from .programs import flash_attention_program, kv_cache_write_program
 from .shapes import TILE
@@ -56,3 +57,20 @@ def _fa_small_d64() -> Program:
 @register("flash_attention/kv_cache_write_hkv4_d256_sq100_p0_1000_bfp8")
 def _kv_write_bfp8() -> Program:
     return _registered_write(4, 256, 100, 1000, DataFormat.Bfp8_b)
+
+
+@register("flash_attention/page_table_update_338_ids")
+def _page_table_update_full() -> Program:
+    """One full dispatch of a long prefix hit's page ids (32k tokens of 32-token pages: a 1024-entry table),
+    starting inside the table's first tile row but crossing into later ones."""
+    device = build_device()
+    table = device.allocate(page_table_tensor_shape(1024), DataFormat.UInt32)
+    return page_table_update_program(table, 20, list(range(3, 3 + PAGE_IDS_PER_DISPATCH)))
+
+
+@register("flash_attention/page_table_update_chunk_4_ids")
+def _page_table_update_chunk() -> Program:
+    """A chunk's new pages at the defaults (256-token chunk, 64-token pages) of a 128-page request."""
+    device = build_device()
+    table = device.allocate(page_table_tensor_shape(128), DataFormat.UInt32)
+    return page_table_update_program(table, 8, [40, 41, 97, 5])
