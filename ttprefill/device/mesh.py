@@ -203,6 +203,18 @@ class SimMesh:
                              f"{tensor.global_shape}")
         self._write_parts(tensor, split(array, tensor.placements, self.mesh_shape))
 
+    def write_shard(self, tensor: MeshTensor, chip: int, array: np.ndarray) -> None:
+        """Chip `chip`'s (row-major index) shard <- array, of the per-chip shape: one device's part of a mesh
+        tensor built from per-chip host tensors (ttnn.from_host_shards), when every chip holds its own values."""
+        self._check_live(tensor)
+        if not 0 <= chip < self.num_chips:
+            raise ValueError(f"chip {chip} is outside the {self.num_chips} chips of the mesh (0..{self.num_chips - 1})")
+        array = np.asarray(array)
+        if tuple(array.shape) != tuple(tensor.shape):
+            raise ValueError(f"a shard of this mesh tensor is {tensor.shape}; got an array of shape {array.shape}")
+        self.chips[chip].write(tensor.shards[chip], array)
+        self.host_traffic.add(TO_DEVICE, "write", tensor.shards[chip].nbytes)
+
     def _write_parts(self, tensor: MeshTensor, parts: list[np.ndarray]) -> None:
         for chip, shard, part in zip(self.chips, tensor.shards, parts):
             chip.write(shard, part)

@@ -1,0 +1,256 @@
+"""What the device stack (model/device_stack.py) asks of its chips: one device, or a mesh split by the plan.
+
+DeviceStack runs one chip's programs and leaves to a split what differs between one chip and many:
+
+    OneChip     one device: every weight whole, nothing to reduce, states as they are.
+    MeshSplit   the chips of a SimMesh, split by TensorParallelPlan(config, chips) (model/tensor_parallel.py,
+                scheme "all_reduce"):
+        weights       every chip runs the same programs on its share (plan.chip_config: its heads, its MLP
+                      width, its vocabulary rows). Each weight is built by the one-chip code once per chip, from
+                      that chip's slice (plan.weight_slice), and written to that chip's shard of one mesh tensor
+                      (ttnn.from_host_shards), so the host-side preparation (transposes, conv tap rows, norm
+                      factors, LM head column chunks) is the one-chip code's. Norm weights come out the same on
+                      every chip.
+        activations   the residual stream is replicated. Each row-parallel projection (GDN out_proj, attention
+                      o_proj, MLP down_proj) leaves a partial sum [T, hidden] on every chip; one all_reduce sums
+                      them before the residual add, and every chip gets the same sum.
+        LM head       vocabulary rows split (the short slices padded with zero rows to the widest when the
+                      vocabulary does not divide); each chip extracts its last-token row, one all_gather of the
+                      rows, one download from the first chip.
+        state         K/V pages: each chip's pool holds its kv heads of every page, so one page id names one
+                      logical page over the mesh and the prefix cache's page table is unchanged. GDN conv and
+                      recurrent states: each chip keeps its conv channels and v heads; sync_to_host composes the
+                      whole state from the shards (a q/k head replicated on several chips holds the same values on
+                      each), so a checkpoint payload is the model's logical state, not a mesh's.
+
+Across mesh shapes: a checkpoint payload is the logical state, so it can be restored on any mesh shape (it is
+split again on upload). The K/V pages of a prefix live in the device pools of the engine that computed them,
+and that engine's prefix cache is its own, so a prefix hit never crosses engines, nor mesh shapes.
+
+Host traffic: an upload to a mesh writes every chip's copy (replicated tensors) or shard, so `copies` is what
+the stack multiplies a per-chip tensor's bytes by when it counts what went down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ttprefill.device.program import DataFormat
+from ttprefill.model.config import ModelConfig
+from ttprefill.model.tensor_parallel import VOCAB, TensorParallelError, TensorParallelPlan
+
+BF16, FP32 = DataFormat.Float16_b, DataFormat.Float32
+
+
+@dataclass
+class CollectiveTimes:
+    """The collectives a stack ran: counts by kind, modeled seconds (the Ethernet model, device/mesh_timing.py),
+    each chip's input bytes, and the bytes over the busiest link direction."""
+
+    count: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    bytes_per_chip: int = 0
+    busiest_link_bytes: int = 0
+
+    def add(self, kind: str, report, nbytes_per_chip: int) -> None:
+        self.count[kind] = self.count.get(kind, 0) + 1
+        self.seconds += float(report.extra.get("modeled_s", 0.0))
+        self.bytes_per_chip += int(nbytes_per_chip)
+        self.busiest_link_bytes += int(report.counters.get("ethernet_busiest_link_bytes", 0))
+
+    def as_dict(self) -> dict:
+        return {"modeled": True, "count": dict(self.count), "modeled_s": self.seconds,
+                "bytes_per_chip": self.bytes_per_chip, "busiest_link_bytes": self.busiest_link_bytes}
+
+
+class OneChip:
+    """The whole model on one device."""
+
+    chips = copies = 1
+
+    def __init__(self, config: ModelConfig):
+        self.config = self.chip_config = config
+        self.vocab_rows = [config.vocab_size]
+        self.collectives = CollectiveTimes()
+
+    def each_chip(self, src, make):
+        """make(src): a resident weight from the weights in src."""
+        return make(src)
+
+    def upload_gdn_state(self, device, conv: np.ndarray, rec: np.ndarray):
+        """conv [W-1, C], rec [HV, K, V] (fp32 arrays) -> the device's conv [W-1, C] bf16 and rec [HV K, V] fp32."""
+        return device.upload(conv, BF16), device.upload(rec.reshape(-1, rec.shape[-1]), FP32)
+
+    def download_gdn_state(self, device, conv_t, rec_t) -> tuple[np.ndarray, np.ndarray]:
+        """The whole conv [W-1, C] and recurrent [HV K, V] state of a layer."""
+        return device.download(conv_t), device.download(rec_t)
+
+    def reduce(self, scratch, partial):
+        return partial
+
+    def download_row(self, device, scratch, row) -> tuple[list[np.ndarray], int]:
+        """A last-token logits row: each chip's values (in chip order) and the bytes the download moved."""
+        return [row.download(device)], row.nbytes
+
+    def assemble_logits(self, parts: list[list[np.ndarray]]) -> np.ndarray:
+        """parts[j][c]: LM head chunk j's values on chip c -> the logits in vocabulary order."""
+        return np.concatenate([np.concatenate([p[c] for p in parts])[:rows] for c, rows in enumerate(self.vocab_rows)])
+
+
+class ChipWeights(Mapping):
+    """One chip's slice of every weight (plan.weight_slice), cut when asked for; vocabulary slices padded with
+    zero rows to `vocab_rows`, so that every chip's LM head has the same shape."""
+
+    def __init__(self, plan: TensorParallelPlan, weights: Mapping, chip: int, vocab_rows: int):
+        self.plan, self.weights, self.chip, self.vocab_rows = plan, weights, chip, vocab_rows
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        cut = self.plan.weight_slice(name, self.chip)
+        part = cut.take(np.asarray(self.weights[name]))
+        if cut.kind == VOCAB and part.shape[0] < self.vocab_rows:
+            pad = np.zeros((self.vocab_rows - part.shape[0],) + part.shape[1:], part.dtype)
+            part = np.concatenate([part, pad])
+        return part
+
+    def __iter__(self):
+        return iter(self.weights)
+
+    def __len__(self) -> int:
+        return len(self.weights)
+
+
+class _ShardWriter:
+    """Stands in for the mesh while the one-chip weight code runs once per chip: in chip c's pass, the k-th
+    upload (or allocation) is chip c's shard of the k-th mesh tensor, allocated in chip 0's pass."""
+
+    def __init__(self, mesh, stacked):
+        self.mesh, self.stacked = mesh, stacked
+        self.tensors: list = []
+        self.chip = self.made = 0
+
+    @property
+    def capabilities(self):
+        return self.mesh.capabilities
+
+    def start(self, chip: int) -> None:
+        if chip and self.made != len(self.tensors):
+            raise TensorParallelError(f"chip {chip - 1} made {self.made} weight tensors, chip 0 made "
+                                      f"{len(self.tensors)}: the split must give every chip the same tensors")
+        self.chip, self.made = chip, 0
+
+    def _next(self, shape: tuple[int, ...], data_format: DataFormat):
+        if self.chip == 0:
+            self.tensors.append(self.mesh.allocate(shape, data_format, self.stacked))
+        if self.made >= len(self.tensors):
+            raise TensorParallelError(f"chip {self.chip} makes more weight tensors than chip 0 ({len(self.tensors)})")
+        t = self.tensors[self.made]
+        self.made += 1
+        if t.shape != shape or t.data_format is not data_format:
+            raise TensorParallelError(f"chip {self.chip}'s share of a weight is {list(shape)} {data_format.name}, "
+                                      f"chip 0's {list(t.shape)} {t.data_format.name}: the split must give every "
+                                      "chip the same shapes")
+        return t
+
+    def allocate(self, shape, data_format: DataFormat):
+        return self._next(tuple(int(s) for s in shape), DataFormat(data_format))
+
+    def upload(self, array: np.ndarray, data_format: DataFormat):
+        t = self._next(tuple(np.shape(array)), DataFormat(data_format))
+        self.mesh.write_shard(t, self.chip, array)
+        return t
+
+
+class MeshSplit(OneChip):
+    """The model split over every chip of a mesh (chips in row-major order, as TensorParallelPlan counts them)."""
+
+    def __init__(self, config: ModelConfig, mesh):
+        from ttprefill.device.mesh_placement import shard_placements
+
+        rows, cols = mesh.capabilities.mesh_shape
+        needed = ("write_shard", "download_shards", "all_reduce", "all_gather")
+        if not all(hasattr(mesh, name) for name in needed):
+            raise TensorParallelError(
+                f"a tensor-parallel split over the {rows}x{cols} mesh needs per-chip uploads and collectives; "
+                f"{type(mesh).__name__} has none (it replicates every program): run the mesh on the simulator "
+                "(backend sim)")
+        self.plan = TensorParallelPlan(config, rows * cols)  # names the mesh sizes that work when it cannot split
+        self.mesh, self.config = mesh, config
+        self.chips = self.copies = rows * cols
+        self.vocab_rows = [len(s.vocab) for s in self.plan.shards]
+        self.chip_config = self.plan.chip_config(0).with_changes(vocab_size=max(self.vocab_rows))
+        # chip c's own values, stacked along dim 0: ShardTensorToMesh(dim 0) of the stack hands chip c its part
+        self.stacked = shard_placements(0)
+        self.collectives = CollectiveTimes()
+
+    # ---- weights
+    def each_chip(self, src, make):
+        """make(chip source) run once per chip on that chip's weights; returns chip 0's result, whose tensors
+        are mesh tensors holding every chip's values (kept in src, to free)."""
+        writer = _ShardWriter(self.mesh, self.stacked)
+        first = None
+        for chip in range(self.chips):
+            writer.start(chip)
+            weights = None if src.weights is None else ChipWeights(self.plan, src.weights, chip, max(self.vocab_rows))
+            chip_src = type(src)(writer, weights, src.matrix_format)
+            out = make(chip_src)
+            if chip == 0:
+                first = out
+                src.tensors += chip_src.tensors
+        writer.start(self.chips)
+        return first
+
+    def _upload_shards(self, arrays: list[np.ndarray], data_format: DataFormat):
+        t = self.mesh.allocate(arrays[0].shape, data_format, self.stacked)
+        for chip, a in enumerate(arrays):
+            self.mesh.write_shard(t, chip, a)
+        return t
+
+    # ---- GDN state: chip c keeps its conv channels and its v heads
+    def upload_gdn_state(self, device, conv: np.ndarray, rec: np.ndarray):
+        V = rec.shape[-1]
+        convs = [np.ascontiguousarray(conv[:, self.plan.conv_state_channels(c)]) for c in range(self.chips)]
+        recs = [rec[self.plan.recurrent_state_heads(c)].reshape(-1, V) for c in range(self.chips)]
+        return self._upload_shards(convs, BF16), self._upload_shards(recs, FP32)
+
+    def download_gdn_state(self, device, conv_t, rec_t) -> tuple[np.ndarray, np.ndarray]:
+        cfg = self.config
+        conv = np.zeros((cfg.gdn_conv_kernel - 1, cfg.gdn_conv_channels), np.float32)
+        rec = np.zeros((cfg.gdn_num_v_heads, cfg.gdn_key_head_dim, cfg.gdn_value_head_dim), np.float32)
+        for c, (conv_c, rec_c) in enumerate(zip(device.download_shards(conv_t), device.download_shards(rec_t))):
+            conv[:, self.plan.conv_state_channels(c)] = conv_c
+            rec[self.plan.recurrent_state_heads(c)] = rec_c.reshape(-1, cfg.gdn_key_head_dim, cfg.gdn_value_head_dim)
+        return conv, rec.reshape(-1, cfg.gdn_value_head_dim)
+
+    # ---- collectives
+    def reduce(self, scratch, partial):
+        """The sum over chips of a row-parallel projection's partial outputs, on every chip."""
+        total = self.mesh.all_reduce(partial)
+        scratch.tensors.append(total)
+        self.collectives.add("all_reduce", self.mesh.last_report, partial.nbytes)
+        return total
+
+    def download_row(self, device, scratch, row) -> tuple[list[np.ndarray], int]:
+        """Every chip's row gathered on every chip (along the mesh's columns, then its rows: a 1-D fabric
+        gathers one axis at a time), downloaded once. The gather concatenates the chips' row pages, so chip c's
+        values start at page c * (the row's pages)."""
+        from ttprefill.ops.layout.row import VALUES_PER_PAGE, DeviceRow
+
+        gathered = row.tensor
+        rows, cols = self.mesh.capabilities.mesh_shape
+        for axis in [a for a in (1, 0) if (rows, cols)[a] > 1]:
+            nbytes = gathered.nbytes
+            gathered = self.mesh.all_gather(gathered, dim=1, cluster_axis=axis)
+            scratch.tensors.append(gathered)
+            self.collectives.add("all_gather", self.mesh.last_report, nbytes)
+        whole = DeviceRow(gathered, gathered.num_pages * VALUES_PER_PAGE)
+        values = whole.download(device).reshape(self.chips, row.tensor.num_pages * VALUES_PER_PAGE)
+        return [values[c, :row.width] for c in range(self.chips)], whole.nbytes
+
+
+def chip_split(config: ModelConfig, device) -> OneChip:
+    """The split for `device`: one chip, or every chip of its mesh."""
+    rows, cols = device.capabilities.mesh_shape
+    return OneChip(config) if rows * cols == 1 else MeshSplit(config, device)
