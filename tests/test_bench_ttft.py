@@ -31,6 +31,8 @@ def test_ttft_smoke_on_one_chunk(capsys):
     t = r["host_traffic"]
     embeddings = 2 * 64 * cfg.hidden_size  # bf16, two tile rows of 32 tokens
     assert t["host_bytes_down_by_kind"]["embeddings"] == embeddings
+    # the page table is resident (its ids go down as runtime args of the update program): no host data
+    assert t["host_bytes_down"] == embeddings and "page_table" not in t["host_bytes_down_by_kind"]
     assert "rope_tables" not in t["host_bytes_down_by_kind"]  # resident: uploaded once, as setup
     assert t["setup_bytes_down_by_kind"]["rope_tables"] == 2 * 64 * cfg.rotary_dim * 4  # fp32 cos and sin
     # only the last token's row of logits comes up: bf16 values in 2 KB pages, at most one part-filled page
