@@ -38,6 +38,20 @@ def test_mesh_ttft_is_one_chips_share_plus_collectives(capsys):
     floor = 2 * cfg.num_layers * (all_reduce_bytes / 2) / ETH_LINK_RAW_BYTES_PER_S
     assert two["by_op"]["collectives"] >= floor
     assert 0 < two["collective_share"] < 1
+    assert two["mesh_timing_version"]  # the Ethernet model's own version, beside the chip model's
+
+
+def test_27b_on_a_t3000_splits_its_four_kv_heads_over_eight_chips(capsys):
+    """Qwen3.5-27B as 2x4: 24 q heads, 4 kv heads (each on two chips), 48 GDN value heads, 64 layers."""
+    r = _bench(capsys, "--model", "qwen3.5-27b", "--mesh", "2x4")
+    cfg = get_preset("qwen3.5-27b")
+    assert r["mesh"] == [2, 4] and r["tp"] == 8 and r["model_version"] and r["mesh_timing_version"]
+    assert r["ttft_s"] == pytest.approx(sum(r["by_op"].values())) and r["by_op"]["collectives"] > 0
+    # two all-reduces a layer of [64, hidden] bf16 over the 4 chips of a row first: the reduce-scatter
+    # alone moves 3/4 of it over the row's end link
+    x = 64 * cfg.hidden_size * 2
+    assert r["collectives_by_kind"]["all_reduce"]["count"] == 2 * cfg.num_layers
+    assert r["by_op"]["collectives"] >= 2 * cfg.num_layers * 0.75 * x / ETH_LINK_RAW_BYTES_PER_S
 
 
 def test_mesh_shape_is_parsed_and_a_split_that_cannot_work_is_named(capsys):

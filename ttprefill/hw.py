@@ -120,3 +120,24 @@ ETH_LINKS_PER_NEIGHBOUR_PAIR = 2
 # mock n300 with FABRIC_1D (tests/host/mock/test_mock_mesh.py asks it).
 ETH_DISPATCH_RESERVED_LINKS = 1
 ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR = ETH_LINKS_PER_NEIGHBOUR_PAIR - ETH_DISPATCH_RESERVED_LINKS
+
+# ---- the worker-fed path of ttnn's collectives (the mesh model's second bound; docs/TIMING.md, "Ethernet")
+# Payload of one fabric packet on a Wormhole 1D fabric: 4352 B, what ttnn 0.81.1's
+# ttnn.get_tt_fabric_max_payload_size_bytes() answers under FABRIC_1D and FABRIC_1D_RING (asked on ttnn's
+# mock n300 by tests/host/mock/mesh_driver.py). ttnn's all_gather packs whole pages into it.
+FABRIC_MAX_PAYLOAD_BYTES = 4352
+# A packet's pages land by one scatter write of at most 4 chunks (NOC_SCATTER_WRITE_MAX_CHUNKS, ttnn wheel
+# tt_metal/hw/inc/hostdev/fabric_edm_packet_header.hpp; ccl_common.cpp validate_packet_size calls the most
+# whole pages that fit, up to that many, a packet's ideal content): 2 bf16 tiles (4096 B) or 4 bfp8 tiles
+# (4352 B) a packet.
+FABRIC_SCATTER_WRITE_MAX_CHUNKS = 4
+# The workers of one direction of one link share one fabric mux core, which owns the link's connection
+# (ttnn 0.81.1 ccl/all_gather/device/all_gather_unicast_factory.cpp: 2 workers a direction on Wormhole,
+# so a mux). Every packet of that direction passes it, at the rate tt-metal's fabric mux microbenchmark
+# measures on Wormhole (tests/tt_metal/microbenchmarks/ethernet/fabric_mux_bandwidth_golden.csv,
+# "full_size_channel_packet_size": 8 channels of 8 buffers, 10000 packets): bytes per cycle at the 1 GHz
+# clock, by packet payload; device-measured. ttnn's reduce-scatter sends through the newer mux (v2), whose
+# own benchmark forwards 8.5 GB/s with one 4352 B packet in flight and 16.9 with two
+# (fabric_mux_v2_throughput_golden_wormhole_b0.csv); the same v1 rates are charged for it, an estimate
+# inside that range.
+FABRIC_MUX_BYTES_PER_CYCLE_BY_PAYLOAD = ((16, 0.158602), (1024, 3.13676), (2048, 5.64541), (4096, 9.65427))

@@ -4,8 +4,9 @@ Every chip of the split runs the same shapes (model/tensor_parallel.py: each chi
 the GDN value heads with their q/k heads, of the attention q heads with their kv heads, of the MLP width
 and of the vocabulary), so one chip's programs are timed as the single-chip bench times a whole model
 (bench/ttft.py over the plan's chip config) and the split's collectives are added, each timed by the
-Ethernet model (device/mesh_timing.py via tensor_parallel.collective_times). Collectives do not overlap
-compute (mesh_timing says why), so the two add. Everything is modeled; host time is not included.
+Ethernet model (device/mesh_timing.py via tensor_parallel.collective_times: the links and the workers'
+path to them, versioned apart from the chip's timing model as mesh_timing_version). Collectives do not
+overlap compute (mesh_timing says why), so the two add. Everything is modeled; host time is not included.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def mesh_ttft_bench(model: str, seq: int, mesh: tuple[int, int], topology: str =
         "mesh": [rows, cols], "topology": topology, "tp": tp,
         "ttft_s": ttft, "by_op": by_op, "chip_compute_s": run["ttft_s"],
         "collectives_by_kind": timed["by_kind"], "collective_share": timed["seconds"] / ttft,
+        "mesh_timing_version": timed["mesh_timing_version"],
         "note": (f"modeled: one chip's programs of a {tp}-way tensor-parallel split (every chip runs the same "
                  "shapes), timed as the single-chip bench does, plus the split's collectives by the Ethernet model, "
                  "not overlapped with compute. " + run["note"]),

@@ -506,6 +506,7 @@ def collective_times(ops: dict, mesh_shape: tuple[int, int], topology: str = "li
     (see mesh_timing), so their seconds add to the chips' compute time. `schedule` says how a 2-D mesh runs
     a whole-mesh all-reduce (WHOLE_MESH_SCHEDULES; see _collective_stages)."""
     from ttprefill.device.mesh import WIRED_RINGS
+    from ttprefill.device.mesh_timing import MESH_TIMING_VERSION
     from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
 
     rows, cols = (int(s) for s in mesh_shape)
@@ -534,8 +535,9 @@ def collective_times(ops: dict, mesh_shape: tuple[int, int], topology: str = "li
         entry["count"] += 1
         entry["seconds"] += cache[key]
         entry["bytes_per_chip"] += c["nbytes_per_chip"]
-    return {"modeled": True, "model": ops["model"], "tp": ops["tp"], "seq": ops["seq"], "chunk": ops["chunk"],
-            "mesh_shape": [rows, cols], "topology": topology, "links": links, "costs": costs, "schedule": schedule,
+    return {"modeled": True, "mesh_timing_version": MESH_TIMING_VERSION, "model": ops["model"], "tp": ops["tp"],
+            "seq": ops["seq"], "chunk": ops["chunk"], "mesh_shape": [rows, cols], "topology": topology,
+            "links": links, "costs": costs, "schedule": schedule,
             "seconds": sum(e["seconds"] for e in by_kind.values()), "by_kind": by_kind}
 
 

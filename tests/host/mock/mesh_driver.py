@@ -166,6 +166,7 @@ def _open(mesh_shape, topology: str, full: bool) -> dict:
         report["fabric"] = str(ttnn.get_fabric_config())
         ccl = ttnn._ttnn.operations.ccl
         report["ccl_links"] = {str(axis): int(ccl.get_num_links(dev.mesh, axis)) for axis in (None, 0, 1)}
+        report["fabric_max_payload_bytes"] = int(ttnn.get_tt_fabric_max_payload_size_bytes())
         if full:
             _step(report, "placement", lambda: _placement(dev))
             _step(report, "programs", lambda: _programs(dev))

@@ -73,6 +73,12 @@ def test_ttnn_gives_collectives_the_links_the_timing_model_uses(mesh_report):
         assert set(m["ccl_links"].values()) == {hw.ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR}
 
 
+def test_ttnn_fabric_packets_carry_the_payload_the_timing_model_packs(mesh_report):
+    """The fabric packet's payload under FABRIC_1D and FABRIC_1D_RING, which sets the pages a packet holds."""
+    for _, _, m in _meshes(mesh_report):
+        assert m["fabric_max_payload_bytes"] == hw.FABRIC_MAX_PAYLOAD_BYTES
+
+
 def _per_chip(shape, placements, mesh_shape):
     """A [64, 128] tensor's shard under ttnn's mapper semantics (row axis splits first)."""
     out = list(shape)
