@@ -240,6 +240,14 @@ class SimMesh:
         self.host_traffic.add(TO_HOST, "read", num_pages * tensor.page_size)
         return self.chips[0].read_pages(tensor.shards[0], first_page, num_pages)
 
+    def read_shard_pages(self, tensor: MeshTensor, chip: int, first_page: int, num_pages: int) -> np.ndarray:
+        """Pages of chip `chip`'s (row-major index) shard, of any tensor: one device's part read back alone."""
+        self._check_live(tensor)
+        if not 0 <= chip < self.num_chips:
+            raise ValueError(f"chip {chip} is outside the {self.num_chips} chips of the mesh (0..{self.num_chips - 1})")
+        self.host_traffic.add(TO_HOST, "read", num_pages * tensor.page_size)
+        return self.chips[chip].read_pages(tensor.shards[chip], first_page, num_pages)
+
     def dram_bytes_in_use(self) -> int:
         """The fullest chip's DRAM in use (mesh tensors take the same bytes on every chip)."""
         return max(chip.dram_bytes_in_use() for chip in self.chips)

@@ -88,6 +88,11 @@ class OneChip:
         """The whole conv [W-1, C] and recurrent [HV K, V] state of a layer."""
         return device.download(conv_t), device.download(rec_t)
 
+    def download_checkpoints(self, device, kept) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """A GDN layer's states at checkpoints inside a chunk (device_stack.GdnCheckpointTensors): offset ->
+        (the whole conv [W-1, C], the whole recurrent [HV K, V])."""
+        return kept.download(device)
+
     def reduce(self, scratch, partial):
         return partial
 
@@ -163,6 +168,16 @@ class _ShardWriter:
         return t
 
 
+class _ShardReader:
+    """Stands in for the mesh where one-chip code reads pages back: it reads chip `chip`'s shard."""
+
+    def __init__(self, mesh, chip: int):
+        self.mesh, self.chip = mesh, chip
+
+    def read_pages(self, tensor, first_page: int, num_pages: int) -> np.ndarray:
+        return self.mesh.read_shard_pages(tensor, self.chip, first_page, num_pages)
+
+
 class MeshSplit(OneChip):
     """The model split over every chip of a mesh (chips in row-major order, as TensorParallelPlan counts them)."""
 
@@ -216,13 +231,22 @@ class MeshSplit(OneChip):
         return self._upload_shards(convs, BF16), self._upload_shards(recs, FP32)
 
     def download_gdn_state(self, device, conv_t, rec_t) -> tuple[np.ndarray, np.ndarray]:
+        return self._compose(list(zip(device.download_shards(conv_t), device.download_shards(rec_t))))
+
+    def download_checkpoints(self, device, kept) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        per_chip = [kept.download(_ShardReader(device, c)) for c in range(self.chips)]
+        return {offset: self._compose([chip[offset] for chip in per_chip]) for offset in kept.offsets}
+
+    def _compose(self, shards: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """Chip c's (conv [W-1, C_c], rec [HV_c K, V]) -> the whole conv [W-1, C] and rec [HV K, V]."""
         cfg = self.config
+        K, V = cfg.gdn_key_head_dim, cfg.gdn_value_head_dim
         conv = np.zeros((cfg.gdn_conv_kernel - 1, cfg.gdn_conv_channels), np.float32)
-        rec = np.zeros((cfg.gdn_num_v_heads, cfg.gdn_key_head_dim, cfg.gdn_value_head_dim), np.float32)
-        for c, (conv_c, rec_c) in enumerate(zip(device.download_shards(conv_t), device.download_shards(rec_t))):
+        rec = np.zeros((cfg.gdn_num_v_heads, K, V), np.float32)
+        for c, (conv_c, rec_c) in enumerate(shards):
             conv[:, self.plan.conv_state_channels(c)] = conv_c
-            rec[self.plan.recurrent_state_heads(c)] = rec_c.reshape(-1, cfg.gdn_key_head_dim, cfg.gdn_value_head_dim)
-        return conv, rec.reshape(-1, cfg.gdn_value_head_dim)
+            rec[self.plan.recurrent_state_heads(c)] = np.asarray(rec_c).reshape(-1, K, V)
+        return conv, rec.reshape(-1, V)
 
     # ---- collectives
     def reduce(self, scratch, partial):
