@@ -171,7 +171,7 @@ def collective_time(kind: str, nbytes_per_chip: float, chips: int, topology: str
 # calibration_sources 4d) are left out because their tensor's shape and format are not stated.
 _BF16_TILE, _BFP8_TILE, _BFP4_TILE = (DataFormat.Float16_b.tile_bytes, DataFormat.Bfp8_b.tile_bytes,
                                       DataFormat.Bfp4_b.tile_bytes)
-_QWEN27_NORM = "docs/calibration_sources.md 4d (Qwen3.5 demo tt/prefill_norm_tuned.py and attention/tp.py)"
+_QWEN27_NORM = "docs/calibration_sources.md 4d (Qwen3.5 demo tt/prefill_norm_tuned.py, its decoder's bfp4 trial)"
 HELD_OUT = [
     ("Qwen3.5-9B pre-norm all-gather, N300, [2048, 2048] bf16 a chip", "all_gather", 2048 * 2048 * 2, _BF16_TILE,
      2, LINE, 1, 1013e-6, 1245e-6, "docs/calibration_sources.md 4d (tt/prefill_norm_tuned.py, tp_common.py)"),
