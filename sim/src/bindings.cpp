@@ -37,6 +37,7 @@ ProgramSpec program_from_dict(const py::dict& d) {
         ks.so_path = k["so_path"].cast<std::string>();
         ks.name = k["name"].cast<std::string>();
         ks.role = RoleKind(k["role"].cast<int>());
+        ks.noc = k.contains("noc") ? k["noc"].cast<int>() : (ks.role == RoleKind::Riscv1 ? 1 : 0);
         for (auto c : k["cores"].cast<py::list>()) ks.cores.push_back(core_of(c));
         for (auto item : k["runtime_args"].cast<py::dict>()) {
             ks.runtime_args[core_of(item.first)] = item.second.cast<std::vector<uint32_t>>();

@@ -47,6 +47,7 @@ struct KernelSpec {
     std::string so_path;
     std::string name;
     RoleKind role = RoleKind::Riscv0;
+    int noc = 0;  // the NoC a data-movement kernel's transfers use (its processor's default unless moved)
     std::vector<CoreXY> cores;
     std::map<CoreXY, std::vector<uint32_t>> runtime_args;
     std::vector<uint32_t> common_args;

@@ -108,6 +108,8 @@ void Scheduler::setup(const ProgramSpec& program) {
     for (auto& d : dram_ledger_) d.reset(timing::kDramChannelPeakBytesPerCycle * costs().dram_efficiency);
     for (auto& p : port_ledger_)
         for (auto& l : p) l.reset(timing::kNocLinkBytesPerCycle);
+    for (auto& noc : link_ledger_)
+        for (auto& l : noc) l.reset(timing::kNocLinkBytesPerCycle);
     dram_busy_cycles_ = 0;
     trace_.clear();
     zone_totals_.clear();
@@ -780,12 +782,23 @@ void Scheduler::trim_ledgers() {
     for (auto& ports : port_ledger_) {
         for (auto& p : ports) p.forget_before(floor);
     }
+    for (auto& noc : link_ledger_) {
+        for (auto& l : noc) l.forget_before(floor);
+    }
 }
 
-uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency, bool write) {
+int Scheduler::noc_of(const Fiber& f) const { return f.spec->noc; }
+
+noc_routes::Node Scheduler::node_of(uint32_t noc_x, uint32_t noc_y) const {
+    if (is_dram_coord(noc_x, noc_y)) return noc_routes::dram_node(int(noc_x - kDramNocX0));
+    return noc_routes::worker_node(int(noc_x), int(noc_y));
+}
+
+uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency, bool write,
+                            const noc_routes::LinkSet* route) {
     Fiber& f = me();
     const int core_index = f.core->xy.y * kGridX + f.core->xy.x;
-    const int noc = f.spec->role == RoleKind::Riscv1 ? 1 : 0;
+    const int noc = noc_of(f);
     // Small transfers use the link less efficiently (tt-npe's per-size rates): they cost the port
     // as many link cycles as their size at their own rate. A core's DRAM traffic has a lower ceiling.
     double rate = timing::noc_bytes_per_cycle(size);
@@ -800,6 +813,13 @@ uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency, boo
     if (dram_bank >= 0) {
         done = std::max(done, dram_ledger_[dram_bank].reserve(f.clock, double(size)));
         dram_busy_cycles_ += uint64_t(double(size) / (timing::kDramChannelPeakBytesPerCycle * costs().dram_efficiency) + 0.5);
+    }
+    // Each link of the route carries the transfer's bytes (a small packet's lower rate is its issuing
+    // port's cost, as in tt-npe, where a transfer loads each link of its route by its own rate).
+    if (route) {
+        auto& links = link_ledger_[noc];
+        for (size_t i = route->_Find_first(); i < route->size(); i = route->_Find_next(i))
+            done = std::max(done, links[i].reserve(f.clock, double(size)));
     }
     return done + latency;
 }
@@ -844,7 +864,10 @@ void Scheduler::noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
         f.pending_read_sources.push_back(from);
     }
     counters_.noc_bytes += size;
-    f.read_done = std::max(f.read_done, transfer(bank, size, latency));
+    // The data flows from the source to this core, on this RISC's NoC.
+    noc_routes::LinkSet route;
+    noc_routes::add_unicast(noc_of(f), node_of(x, y), node_of(f.core->xy.x, f.core->xy.y), route);
+    f.read_done = std::max(f.read_done, transfer(bank, size, latency, false, &route));
     f.pending_reads.push_back({dst_off, dst_off + size});
     note_progress();
     note_l1_write(*f.core, f.read_done);
@@ -890,7 +913,9 @@ void Scheduler::noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     if (bank < 0 || !program_->timing_only) std::memmove(to, me().core->l1 + src_off, size);
     counters_.noc_bytes += size;
     Fiber& f = me();
-    f.write_done = std::max(f.write_done, transfer(bank, size, latency, true));
+    noc_routes::LinkSet route;
+    noc_routes::add_unicast(noc_of(f), node_of(f.core->xy.x, f.core->xy.y), node_of(x, y), route);
+    f.write_done = std::max(f.write_done, transfer(bank, size, latency, true, &route));
     f.pending_writes.push_back({src_off, src_off + size});
     note_progress();
     advance(timing::kNocIssueCycles);
@@ -903,7 +928,7 @@ std::vector<Core*> Scheduler::multicast_targets(uint64_t mcast, bool include_sel
     // A rectangle is named from the corner its NoC reaches first: NoC 0 runs towards higher
     // coordinates, so it starts at the low corner; NoC 1 runs the other way and starts at the high
     // one (tt-metal's program factories swap start and end for NoC 1). The wrong order hangs a card.
-    const bool noc1 = me().spec->role == RoleKind::Riscv1;
+    const bool noc1 = noc_of(me()) == 1;
     if (noc1 ? (x0 < x1 || y0 < y1) : (x0 > x1 || y0 > y1)) {
         raise(std::string(what) + ": multicast rectangle (" + std::to_string(x0) + "," + std::to_string(y0) + ")-(" +
               std::to_string(x1) + "," + std::to_string(y1) + ") issued on NoC " + (noc1 ? "1" : "0") +
@@ -940,7 +965,11 @@ void Scheduler::noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t
     uint64_t off = noc_local_of(mcast);
     if (off + size > kL1Bytes) raise("noc_async_write_multicast: destination range past the end of L1");
     uint64_t worst = 0;
+    int lo_col = noc_routes::kCols, lo_row = noc_routes::kRows, hi_col = -1, hi_row = -1;
     for (Core* c : multicast_targets(mcast, include_self, num_dests, "noc_async_write_multicast")) {
+        const noc_routes::Node n = node_of(c->xy.x, c->xy.y);
+        lo_col = std::min(lo_col, n.col), lo_row = std::min(lo_row, n.row);
+        hi_col = std::max(hi_col, n.col), hi_row = std::max(hi_row, n.row);
         check_l1_target(*c, off, size, "noc_async_write_multicast (destination)");
         if (c != me().core) std::memmove(c->l1 + off, me().core->l1 + src_off, size);
         worst = std::max(worst, noc_latency(c->xy.x, c->xy.y));
@@ -951,7 +980,11 @@ void Scheduler::noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t
     counters_.noc_bytes += uint64_t(size) * num_dests;
     Fiber& f = me();
     // A multicast is one packet stream from this core's port; the NoC forks it on the way.
-    f.write_done = std::max(f.write_done, transfer(-1, size, worst));
+    noc_routes::LinkSet route;
+    if (hi_col >= 0)
+        noc_routes::add_multicast(noc_of(f), node_of(f.core->xy.x, f.core->xy.y), {lo_col, lo_row}, {hi_col, hi_row},
+                                  route);
+    f.write_done = std::max(f.write_done, transfer(-1, size, worst, false, &route));
     advance(timing::kNocIssueCycles);
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "device.h"
+#include "noc_routes.h"
 #include "timing.h"
 #include "../include/ttsim/kernel_api.h"
 
@@ -341,8 +342,14 @@ private:
     // An init or reconfig call site: its cost on each compute pipeline it reprograms.
     void charge_init(ComputeState& cs, bool unpack, bool math, bool pack);
     // Time a NoC transfer issued now: it waits for this core's NoC port (and the DRAM channel, for a
-    // DRAM bank), occupies them for size / rate cycles, and completes after the flight latency.
-    uint64_t transfer(int dram_bank, uint32_t size, uint64_t latency, bool write = false);
+    // DRAM bank, and every link of its route when `route` is given), occupies them for size / rate
+    // cycles, and completes after the flight latency.
+    uint64_t transfer(int dram_bank, uint32_t size, uint64_t latency, bool write = false,
+                      const noc_routes::LinkSet* route = nullptr);
+    // Which NoC this fiber's transfers use, and where a simulator coordinate (a worker or a DRAM bank)
+    // sits on the chip.
+    int noc_of(const Fiber& f) const;
+    noc_routes::Node node_of(uint32_t noc_x, uint32_t noc_y) const;
     void trace_span(uint64_t start, uint64_t end, std::string name);
     std::vector<Core*> multicast_targets(uint64_t mcast_addr, bool include_self, uint32_t num_dests,
                                          const char* what);
@@ -362,6 +369,8 @@ private:
     // Shared bandwidth: when each DRAM channel and each core's port on each NoC is next free.
     std::array<BandwidthLedger, kDramBanks> dram_ledger_;
     std::array<std::array<BandwidthLedger, 2>, kGridX * kGridY> port_ledger_;
+    // Every link of each NoC, shared by all transfers whose route crosses it (noc_routes.h).
+    std::array<std::array<BandwidthLedger, noc_routes::kLinksPerNoc>, 2> link_ledger_;
     uint64_t transfers_since_trim_ = 0;  // NoC transfers since the ledgers last dropped their past
     void trim_ledgers();
     uint64_t dram_busy_cycles_ = 0;

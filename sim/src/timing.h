@@ -55,7 +55,8 @@ inline double noc_bytes_per_cycle(uint32_t size) {
     if (size >= 256) return 10.1;
     return 5.5;
 }
-// NoC link: 30 B/cycle (tt-npe's link model; ~32 B/cycle per link in the ISA doc).
+// NoC link: 30 B/cycle (tt-npe's link model; ~32 B/cycle per link in the ISA doc). Every link between
+// neighbouring NoC nodes has this rate and is shared by the transfers whose route crosses it (noc_routes.h).
 constexpr double kNocLinkBytesPerCycle = 30.0;
 
 // Issuing a NoC command or touching a circular buffer's registers: a handful of RISC-V cycles
@@ -67,7 +68,7 @@ constexpr uint64_t kNocIssueCycles = 8;
 //
 // The version names the set of costs the simulator charges; every benchmark's JSON records it. It
 // changes with any cost, and a kernel tuned against the model is re-checked after each change.
-constexpr const char* kModelVersion = "2.2";
+constexpr const char* kModelVersion = "2.3";
 
 // Costs that no Wormhole measurement pins down are a range (docs/TIMING.md, "Cost settings"): a run
 // takes every one of them at its low end, its central value or its high end, so a headline figure is a

@@ -167,6 +167,8 @@ class BuildRequest:
         defines.update(generated_defines or {})
         defines.update(device_defines())
         defines.update(role_defines(kernel.role, kernel.compute_config))
+        if kernel.role is not Role.COMPUTE:
+            defines["NOC_INDEX"] = str(kernel.noc_index)  # the kernel's own NoC, where its factory moved it
         named = tuple((str(n), int(v)) for n, v in kernel.named_compile_time_args.items())
         return cls(kernel.source.resolve(), kernel.role, tuple(int(a) for a in kernel.bound_compile_time_args()),
                    tuple(sorted(defines.items())), named, metal2.generated_headers(kernel))

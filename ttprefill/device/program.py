@@ -71,6 +71,14 @@ class MathFidelity(enum.IntEnum):
         return max(1, int(self))
 
 
+# Wormhole's preferred NoC for DRAM reads and for DRAM writes (tt-metal GetPreferredNOCForDRAMRead / Write):
+# NoC 0 and NoC 1. tt-metal's ReaderDataMovementConfig puts a factory's reader (RISCV_1) on the first and
+# WriterDataMovementConfig its writer (RISCV_0) on the second, the opposite of each processor's default
+# NoC (Role.noc): on NoC 1 the data of the DRAM banks in NoC column 5 all climb that one column
+# (sim/src/noc_routes.h), on NoC 0 it fans out along the banks' rows first.
+DRAM_READ_NOC, DRAM_WRITE_NOC = 0, 1
+
+
 class Role(enum.Enum):
     """Which RISC-V core(s) of a Tensix run a kernel.
 
@@ -264,6 +272,19 @@ class Kernel:
     # compiles, and constructing the Scratchpad stops the run.
     scratchpad_bindings: dict[str, int] = field(default_factory=dict)
     metal2: bool = False  # a Metal 2.0 kernel even without any of the names above (args:: of named CT args only)
+    # The NoC a data-movement kernel's transfers use (tt-metal's DataMovementConfig.noc); None: its
+    # processor's default (Role.noc). Program factories move some kernels to the other NoC to spread traffic.
+    noc: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.noc is not None and (self.role is Role.COMPUTE or self.noc not in (0, 1)):
+            raise ValueError(f"kernel {self.source.name}: noc={self.noc!r}; a data-movement kernel takes NoC 0 or 1, "
+                             "a compute kernel none (leave noc=None)")
+
+    @property
+    def noc_index(self) -> int:
+        """The NoC this kernel's transfers use."""
+        return self.role.noc if self.noc is None else self.noc
 
     @property
     def name(self) -> str:

@@ -199,6 +199,7 @@ class SimDevice:
             "so_path": str(so_path),
             "name": k.name,
             "role": _ROLE_CODES[k.role],
+            "noc": k.noc_index,
             "cores": [(c.x, c.y) for c in k.cores.cores()],
             "runtime_args": {(c.x, c.y): [int(a) & 0xFFFFFFFF for a in args] for c, args in k.runtime_args.items()},
             "common_args": [int(a) & 0xFFFFFFFF for a in k.bound_common_runtime_args()],

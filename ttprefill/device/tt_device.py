@@ -135,11 +135,12 @@ def kernel_config(ttnn, kernel: Kernel):
         )
         descriptor.unpack_to_dest_mode = unpack_to_dest_modes(ttnn, cfg)
         return descriptor
-    if kernel.role is Role.RISCV_0:
-        return ttnn.DataMovementConfigDescriptor(
-            processor=ttnn.DataMovementProcessor.RISCV_0, noc=ttnn.NOC.RISCV_0_default
-        )
-    return ttnn.DataMovementConfigDescriptor(processor=ttnn.DataMovementProcessor.RISCV_1, noc=ttnn.NOC.RISCV_1_default)
+    processor = ttnn.DataMovementProcessor.RISCV_0 if kernel.role is Role.RISCV_0 else ttnn.DataMovementProcessor.RISCV_1
+    if kernel.noc is not None:
+        noc = ttnn.NOC.NOC_0 if kernel.noc == 0 else ttnn.NOC.NOC_1
+    else:
+        noc = ttnn.NOC.RISCV_0_default if kernel.role is Role.RISCV_0 else ttnn.NOC.RISCV_1_default
+    return ttnn.DataMovementConfigDescriptor(processor=processor, noc=noc)
 
 
 def kernel_descriptor(ttnn, kernel: Kernel):

@@ -115,8 +115,8 @@ def _check_kernel(ttnn, kernel: Kernel, kd, problems: list[str]) -> None:
         want_processor = "RISCV_0" if kernel.role is Role.RISCV_0 else "RISCV_1"
         if not isinstance(cfg, ttnn.DataMovementConfigDescriptor) or cfg.processor.name != want_processor:
             problems.append(f"{what}: not configured for data-movement processor {want_processor}")
-        elif cfg.noc.name not in (f"{want_processor}_default", f"NOC_{kernel.role.noc}"):
-            problems.append(f"{what}: NoC {cfg.noc.name} != NoC {kernel.role.noc} the simulator used")
+        elif cfg.noc.value != kernel.noc_index:  # NOC_0 and RISCV_0_default are one value, 0; NOC_1 and RISCV_1_default 1
+            problems.append(f"{what}: NoC {cfg.noc.name} (NoC {cfg.noc.value}) != NoC {kernel.noc_index} the simulator used")
 
 
 def check_program_against_ttnn(program: Program, ttnn=None, raise_on_problem: bool = True) -> DescriptorReport:

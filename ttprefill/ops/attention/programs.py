@@ -9,6 +9,8 @@ import numpy as np
 from ttprefill.device.formats import bf16_bits
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreCoord,
@@ -86,14 +88,14 @@ def flash_attention_program(device, q: DeviceTensor, cache: KVCache, page_table:
     reader = Kernel(KERNELS / "reader.cpp", Role.RISCV_1, core_set,
                     [plan.dt, plan.bk, plan.group, plan.hpu, cache.page_tiles, cache.kv_heads, table_tiles]
                     + q.accessor_args() + cache.k_pool.accessor_args() + cache.v_pool.accessor_args()
-                    + page_table.accessor_args())
+                    + page_table.accessor_args(), noc=DRAM_READ_NOC)
     guard = np.array([np.exp(plan.config.lazy_rescale_nats)], np.float32).view(np.uint32)[0]
     compute = Kernel(KERNELS / "compute.cpp", Role.COMPUTE, core_set,
                      [plan.dt, plan.bk, plan.hpu, scale_bf16, int(gate is not None), int(guard)],
                      compute_config=replace(plan.config.compute_config(),
                                             unpack_to_dest_fp32=float32_cbs(cbs, COPY_ONLY_FP32_CBS)))
     writer = Kernel(KERNELS / "writer.cpp", Role.RISCV_0, core_set,
-                    [plan.dt, plan.hpu, int(gate is not None)] + out.accessor_args() + gate_args)
+                    [plan.dt, plan.hpu, int(gate is not None)] + out.accessor_args() + gate_args, noc=DRAM_WRITE_NOC)
     for core, units in zip(cores, plan.core_units):
         units = list(units)
         reader.runtime_args[core] = [q.address, cache.k_pool.address, cache.v_pool.address, page_table.address,
@@ -143,12 +145,12 @@ def kv_cache_write_program(device, cache: KVCache, k_new: DeviceTensor, v_new: D
         CircularBuffer(CB_TABLE, DataFormat.UInt32, DataFormat.UInt32.tile_bytes, table_tiles, core_set),
     ]
     reader = Kernel(KERNELS / "kv_write_reader.cpp", Role.RISCV_1, core_set,
-                    [dt] + k_new.accessor_args() + v_new.accessor_args())
+                    [dt] + k_new.accessor_args() + v_new.accessor_args(), noc=DRAM_READ_NOC)
     compute = Kernel(KERNELS / "kv_write_compute.cpp", Role.COMPUTE, core_set,
                      compute_config=ComputeConfig(MathFidelity.HiFi4, fp32_dest_acc_en=True))
     writer = Kernel(KERNELS / "kv_write_writer.cpp", Role.RISCV_0, core_set,
                     [dt, cache.page_tiles, cache.kv_heads, table_tiles] + cache.k_pool.accessor_args()
-                    + cache.v_pool.accessor_args() + page_table.accessor_args())
+                    + cache.v_pool.accessor_args() + page_table.accessor_args(), noc=DRAM_WRITE_NOC)
     first = 0
     for core, count in zip(cores, per_core):
         reader.runtime_args[core] = [k_new.address, v_new.address, first, count]

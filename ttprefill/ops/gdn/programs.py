@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 from ttprefill.device.formats import fp32_bits
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreRangeSet,
@@ -136,12 +138,13 @@ def gate_vectors_program(device, shape: ScanShape, g: DeviceTensor, beta: Device
     cbs = [cb(0, FP32, 2 * nt), cb(1, FP32, 2 * nt), cb(2, BF16, 2), cb(16, FP32, 2 * nt * s.gate_kinds),
            *(cb(i, FP32, nt) for i in range(24, 31))]
     reader = Kernel(GDN_KERNELS / "gate_vectors_reader.cpp", Role.RISCV_1, cores, g.accessor_args(),
-                    common_runtime_args=[g.address, beta.address, s.tokens, nt, s.head_tiles])
+                    common_runtime_args=[g.address, beta.address, s.tokens, nt, s.head_tiles], noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "gate_vectors_compute.cpp", Role.COMPUTE, cores,
                      common_runtime_args=[nt, s.tokens, s.head_tiles],
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "gate_vectors_writer.cpp", Role.RISCV_0, cores, gate_vectors.accessor_args(),
-                    common_runtime_args=[gate_vectors.address, nt, s.head_tiles, s.token_tiles, s.gate_kinds])
+                    common_runtime_args=[gate_vectors.address, nt, s.head_tiles, s.token_tiles, s.gate_kinds],
+                    noc=DRAM_WRITE_NOC)
     for core, first, count in plan:
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [first, count]
@@ -191,12 +194,12 @@ def scan_prep_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, 
     cbs = _prep_cbs(s, q.tensor.data_format, cores, cb) + [cb(16, rec_fmt, 8)]
     reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, cores,
                     q.tensor.accessor_args() + gate_vectors.accessor_args(),
-                    common_runtime_args=_reader_args(s, q, k, v, gate_vectors))
+                    common_runtime_args=_reader_args(s, q, k, v, gate_vectors), noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "scan_prep_compute.cpp", Role.COMPUTE, cores,
                      common_runtime_args=[s.chunk_tiles, s.key_tiles],
                      compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "scan_prep_writer.cpp", Role.RISCV_0, cores, records.accessor_args(),
-                    common_runtime_args=[records.address, s.record_tiles])
+                    common_runtime_args=[records.address, s.record_tiles], noc=DRAM_WRITE_NOC)
     for core, first, count in plan:
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
@@ -216,7 +219,8 @@ def _writer(s: ScanShape, cores, out: HeadColumns, final_state: DeviceTensor, ch
                   out.tensor.accessor_args() + final_state.accessor_args(),
                   common_runtime_args=[out.tensor.address, final_state.address, checkpoint_states.address,
                                        s.num_chunks, s.chunk_tiles, s.key_tiles, s.value_tiles, block, s.v_heads,
-                                       out.tensor.tiles_h, out.tensor.tiles_w, out.first_col_tile, len(ck), *ck])
+                                       out.tensor.tiles_h, out.tensor.tiles_w, out.first_col_tile, len(ck), *ck],
+                                       noc=DRAM_WRITE_NOC)
 
 
 def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vectors: DeviceTensor, q: HeadColumns,
@@ -255,7 +259,7 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
                                          q.tensor.address, k.tensor.address, v.tensor.address, s.num_chunks, nt, kt,
                                          s.value_tiles, block, s.record_tiles, s.tokens, q.tensor.tiles_w,
                                          q.first_col_tile, k.first_col_tile, s.group, v.tensor.tiles_w,
-                                         v.first_col_tile, s.head_tiles])
+                                         v.first_col_tile, s.head_tiles], noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores,
                      common_runtime_args=[nt, kt, block, s.num_chunks, len(ck), *ck],
                      compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
@@ -320,7 +324,7 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
     reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, cores,
                     q.tensor.accessor_args() + gate_vectors.accessor_args() + initial_state.accessor_args(),
                     defines=fused, common_runtime_args=_reader_args(s, q, k, v, gate_vectors)
-                    + [initial_state.address, *offload, s.record_tiles])
+                    + [initial_state.address, *offload, s.record_tiles], noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores, defines=fused,
                      common_runtime_args=[nt, kt, vt, s.num_chunks, len(ck), *ck, *offload],
                      compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
@@ -346,12 +350,12 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
             cbs += [cb(12, FP32, s.tri_tiles, hcores), cb(13, FP32, s.tri_tiles, hcores)]  # k k^T, q k^T
         h_reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, hcores,
                           q.tensor.accessor_args() + gate_vectors.accessor_args(), defines=h_defines,
-                          common_runtime_args=_reader_args(s, q, k, v, gate_vectors) + [0, *offload])
+                          common_runtime_args=_reader_args(s, q, k, v, gate_vectors) + [0, *offload], noc=DRAM_READ_NOC)
         h_compute = Kernel(GDN_KERNELS / "scan_prep_compute.cpp", Role.COMPUTE, hcores, defines=h_defines,
                            common_runtime_args=[nt, kt, hplan.heads_per_helper],
                            compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
         h_sender = Kernel(GDN_KERNELS / "scan_prep_sender.cpp", Role.RISCV_0, hcores,
-                          common_runtime_args=[s.num_chunks, s.record_tiles, *offload])
+                          common_runtime_args=[s.num_chunks, s.record_tiles, *offload], noc=DRAM_WRITE_NOC)
         n_off = len(offloaded_chunks(s.num_chunks, hplan))
         for j, hcore in enumerate(helper_cores):
             heads = list(range(j * hplan.heads_per_helper, min(s.v_heads, (j + 1) * hplan.heads_per_helper)))
@@ -467,12 +471,13 @@ def conv_program(device, dims: GdnDims, tokens: int, x: DeviceTensor, conv_state
     ]
     reader = Kernel(GDN_KERNELS / "conv_reader.cpp", Role.RISCV_1, core_set,
                     x.accessor_args() + tap_weights.accessor_args(),
-                    common_runtime_args=[x.address, conv_state.address, tap_weights.address, tokens, x.tiles_w])
+                    common_runtime_args=[x.address, conv_state.address, tap_weights.address, tokens, x.tiles_w],
+                    noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "conv_compute.cpp", Role.COMPUTE, core_set,
                      common_runtime_args=[fp32_bits(EPS), fp32_bits(dims.key_dim ** -0.5)],
                      compute_config=ComputeConfig(math_fidelity=CONV_NORM_FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "conv_writer.cpp", Role.RISCV_0, core_set, out.accessor_args(),
-                    common_runtime_args=[out.address, conv_state_out.address, tokens, out.tiles_w])
+                    common_runtime_args=[out.address, conv_state_out.address, tokens, out.tiles_w], noc=DRAM_WRITE_NOC)
     for core, mine in zip(cores, owned):
         args = [len(mine)] + [v for i in mine for v in units[i]]
         for k in (reader, compute, writer):
@@ -502,12 +507,13 @@ def gates_program(device, tokens: int, v_heads: int, a: DeviceTensor, b: DeviceT
     cbs += [CircularBuffer(16, FP32, FP32.tile_bytes, 2, cores), CircularBuffer(17, FP32, FP32.tile_bytes, 2, cores)]
     reader = Kernel(GDN_KERNELS / "gates_reader.cpp", Role.RISCV_1, cores,
                     a.accessor_args() + dt_bias_rows.accessor_args(),
-                    common_runtime_args=[a.address, b.address, dt_bias_rows.address, a_log_rows.address, a.tiles_w])
+                    common_runtime_args=[a.address, b.address, dt_bias_rows.address, a_log_rows.address, a.tiles_w],
+                    noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "gates_compute.cpp", Role.COMPUTE, cores,
                      common_runtime_args=[fp32_bits(SOFTPLUS_THRESHOLD)],
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "gates_writer.cpp", Role.RISCV_0, cores, g.accessor_args(),
-                    common_runtime_args=[g.address, beta.address])
+                    common_runtime_args=[g.address, beta.address], noc=DRAM_WRITE_NOC)
     for core, first, count in plan:
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
@@ -544,12 +550,12 @@ def norm_program(device, tokens: int, v_heads: int, value_dim: int, o: HeadColum
     reader = Kernel(GDN_KERNELS / "norm_reader.cpp", Role.RISCV_1, cores,
                     z.accessor_args() + weight_rows.accessor_args(),
                     common_runtime_args=[o.tensor.address, z.address, weight_rows.address, v_heads, vt,
-                                         o.tensor.tiles_w, o.first_col_tile, z.tiles_w])
+                                         o.tensor.tiles_w, o.first_col_tile, z.tiles_w], noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "norm_compute.cpp", Role.COMPUTE, cores,
                      common_runtime_args=[vt, fp32_bits(1.0 / value_dim), fp32_bits(EPS)],
                      compute_config=ComputeConfig(math_fidelity=CONV_NORM_FIDELITY, fp32_dest_acc_en=True))
     writer = Kernel(GDN_KERNELS / "norm_writer.cpp", Role.RISCV_0, cores, y.accessor_args(),
-                    common_runtime_args=[y.address, v_heads, vt, y.tiles_w])
+                    common_runtime_args=[y.address, v_heads, vt, y.tiles_w], noc=DRAM_WRITE_NOC)
     for core, first, count in plan:
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.jit import KERNELS_DIR
-from ttprefill.device.program import GRID_X, GRID_Y, CircularBuffer, CoreCoord, CoreRangeSet, Kernel, Program, Role
+from ttprefill.device.program import (
+    DRAM_READ_NOC, DRAM_WRITE_NOC, GRID_X, GRID_Y, CircularBuffer, CoreCoord, CoreRangeSet, Kernel, Program, Role,
+)
 from ttprefill.device.tensor import DeviceTensor
 
 KERNELS = KERNELS_DIR / "layout"
@@ -59,10 +61,12 @@ def heads_copy_program(src: DeviceTensor, src_layout: HeadLayout, dst: DeviceTen
     fmt = src.data_format
     reader = Kernel(KERNELS / "heads_copy_reader.cpp", Role.RISCV_1, core_set, src.accessor_args(),
                     common_runtime_args=[src.address, heads, head_tiles, src_layout.row_stride,
-                                         src_layout.head_stride, src_layout.col0], runtime_args=dict(ranges))
+                                         src_layout.head_stride, src_layout.col0], runtime_args=dict(ranges),
+                                         noc=DRAM_READ_NOC)
     writer = Kernel(KERNELS / "heads_copy_writer.cpp", Role.RISCV_0, core_set, dst.accessor_args(),
                     common_runtime_args=[dst.address, heads, head_tiles, dst_layout.row_stride,
-                                         dst_layout.head_stride, dst_layout.col0], runtime_args=dict(ranges))
+                                         dst_layout.head_stride, dst_layout.col0], runtime_args=dict(ranges),
+                                         noc=DRAM_WRITE_NOC)
     cbs = [CircularBuffer(0, fmt, fmt.tile_bytes, BUFFERING * head_tiles, core_set)]
     return Program([reader, writer], cbs, inputs={"src": src}, outputs={"dst": dst},
                    name=f"heads_copy_t{token_tiles}_h{heads}_d{head_tiles}")

@@ -15,6 +15,8 @@ import numpy as np
 
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     GRID_X,
     GRID_Y,
     CircularBuffer,
@@ -92,9 +94,9 @@ def row_extract_program(src: DeviceTensor, row: int, dst: DeviceRow, *, max_core
     row_offset = 2 * (r // FACE) * FACE * FACE * 2 + (r % FACE) * FACE * 2
     reader = Kernel(KERNELS / "row_extract_reader.cpp", Role.RISCV_1, core_set, src.accessor_args(),
                     common_runtime_args=[src.address, (row // TILE) * src.tiles_w, src.tiles_w, row_offset],
-                    runtime_args=dict(ranges))
+                    runtime_args=dict(ranges), noc=DRAM_READ_NOC)
     writer = Kernel(KERNELS / "row_extract_writer.cpp", Role.RISCV_0, core_set, dst.tensor.accessor_args(),
-                    common_runtime_args=[dst.tensor.address], runtime_args=dict(ranges))
+                    common_runtime_args=[dst.tensor.address], runtime_args=dict(ranges), noc=DRAM_WRITE_NOC)
     cbs = [CircularBuffer(0, BF16, BF16.tile_bytes, BUFFERING, core_set)]
     return Program([reader, writer], cbs, inputs={"src": src}, outputs={"dst": dst.tensor},
                    name=f"row_extract_w{width}")

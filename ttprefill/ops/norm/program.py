@@ -5,6 +5,8 @@ from __future__ import annotations
 from ttprefill.device.formats import fp32_bits
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     GRID_X,
     CircularBuffer,
     ComputeConfig,
@@ -61,7 +63,7 @@ def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: 
         [int(s.gated), *x.accessor_args(), *zt.accessor_args(), *weight_rows.accessor_args()],
         common_runtime_args=[x.address, zt.address, weight_rows.address, s.groups, g, s.stride // TILE,
                              s.x_col0 // TILE, x.tiles_w, zt.tiles_w, s.x_tile_row0],
-        runtime_args={c: [f, n] for c, (f, n) in ranges.items()})
+        runtime_args={c: [f, n] for c, (f, n) in ranges.items()}, noc=DRAM_READ_NOC)
     compute = Kernel(
         KERNELS / "rmsnorm_compute.cpp", Role.COMPUTE, all_cores, [int(s.gated)],
         common_runtime_args=[g, fp32_bits(1.0 / s.group_width), fp32_bits(s.eps)],
@@ -70,7 +72,7 @@ def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: 
     writer = Kernel(
         KERNELS / "rmsnorm_writer.cpp", Role.RISCV_0, all_cores, y.accessor_args(),
         common_runtime_args=[y.address, s.groups, g],
-        runtime_args={c: [f, n] for c, (f, n) in ranges.items()})
+        runtime_args={c: [f, n] for c, (f, n) in ranges.items()}, noc=DRAM_WRITE_NOC)
     bf16, f32 = DataFormat.Float16_b, DataFormat.Float32
     cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, g * plan.input_buffering, all_cores),
            CircularBuffer(CB_WEIGHT, f32, f32.tile_bytes, g, all_cores),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     GRID_X,
     CircularBuffer,
     ComputeConfig,
@@ -51,13 +53,14 @@ def rope_program(plan: RopePlan, x: DeviceTensor, cos: DeviceTensor, sin: Device
     reader = Kernel(KERNELS / "rope_reader.cpp", Role.RISCV_1, all_cores, [*x.accessor_args(), *cos.accessor_args()],
                     common_runtime_args=[x.address, cos.address, sin.address, s.heads, s.head_tiles, r, x.tiles_w,
                                          s.rotary_dim // 2 if s.sub_tile else 0, table_row0 // TILE],
-                    runtime_args=dict(ranges))
+                    runtime_args=dict(ranges), noc=DRAM_READ_NOC)
     compute = Kernel(KERNELS / "rope_compute.cpp", Role.COMPUTE, all_cores, [],
                      common_runtime_args=[s.heads, r, int(s.sub_tile)], runtime_args=dict(ranges),
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True,
                                                   unpack_to_dest_fp32=frozenset({CB_COS, CB_SIN})))
     writer = Kernel(KERNELS / "rope_writer.cpp", Role.RISCV_0, all_cores, x.accessor_args(),
-                    common_runtime_args=[x.address, s.heads, s.head_tiles, r, x.tiles_w], runtime_args=dict(ranges))
+                    common_runtime_args=[x.address, s.heads, s.head_tiles, r, x.tiles_w], runtime_args=dict(ranges),
+                    noc=DRAM_WRITE_NOC)
     bf16 = DataFormat.Float16_b
     cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, r * INPUT_BUFFERING, all_cores),
            CircularBuffer(CB_COS, TABLE_FORMAT, TABLE_FORMAT.tile_bytes, r, all_cores),

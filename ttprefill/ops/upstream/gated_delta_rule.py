@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreCoord,
@@ -167,8 +169,9 @@ def chunk_gated_delta_rule_program(device, s: CgdrShape, t: CgdrTensors | None =
     for tensor in t.inputs():
         reader_ct += tensor.accessor_args()
     writer_ct = ct_args + t.out.accessor_args() + t.final_state.accessor_args()
-    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, reader_ct)
-    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, writer_ct)
+    # The factory's ReaderConfigDescriptor / WriterConfigDescriptor.
+    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, reader_ct, noc=DRAM_READ_NOC)
+    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, writer_ct, noc=DRAM_WRITE_NOC)
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, list(ct_args),
                      compute_config=ComputeConfig(MathFidelity.HiFi4, fp32_dest_acc_en=True, math_approx_mode=False))
     nc = s.num_chunks

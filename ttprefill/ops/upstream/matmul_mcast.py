@@ -21,15 +21,16 @@ num_active = 0 (not an indexed sparse matmul), which the wheel's comments say ev
 As the factory does, c_5 (partials) is laid over c_4 (output) in one allocation of out_block tiles when
 their formats agree (a CB alias); otherwise each has its own.
 
-Differences from the device, none of which changes what the kernels compute:
-  * The factory runs the right half of the receivers' kernels on the other NoC (in0 on NoC 0, in1 on
-    NoC 1); the simulator gives each RISC its default NoC (RISCV_0 -> 0, RISCV_1 -> 1). Receivers never
-    multicast, so only their routes differ.
+NoCs as the factory assigns them on Wormhole: the in0 kernels on the preferred DRAM-write NoC (1), the in1
+kernels on the preferred DRAM-read NoC (0), except the right half of the receivers, whose kernels swap
+(in0 receiver on NoC 0, in1 receiver-writer on NoC 1) so that half of the output writes take the other NoC.
 """
 
 from __future__ import annotations
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CBAlias,
     CircularBuffer,
     ComputeConfig,
@@ -57,6 +58,8 @@ KERNELS = (IN0_SENDER, IN0_RECEIVER, IN1_SENDER_WRITER, IN1_RECEIVER_WRITER, COM
 # names to the kernels.
 CB_IN0, CB_IN1, CB_IN0_SHARDED, CB_BIAS, CB_OUT, CB_INTERM0 = 0, 1, 2, 3, 4, 5
 CB_IN0_SPARSITY, CB_IN1_SPARSITY, CB_IN0_INTERMEDIATE, CB_IN1_INTERMEDIATE, CB_IN0_TRANSPOSED = 6, 7, 8, 9, 10
+# The factory's in1_noc (preferred_noc_for_dram_read) and in0_noc (preferred_noc_for_dram_write).
+IN1_NOC, IN0_NOC = DRAM_READ_NOC, DRAM_WRITE_NOC
 # matmul utilities' MCAST_INPUT_BUFFERING_DEPTH: input blocks are double-buffered when there is more than one.
 INPUT_BUFFERING = 2
 # An absent optional tensor's TensorAccessorArgs (the sparsity placeholders): config word 0.
@@ -249,24 +252,26 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
                named_compile_time_args={"cb_in0": CB_IN0, "cb_in0_sharded": CB_IN0_SHARDED,
                                         "cb_sparsity": CB_IN0_SPARSITY, "cb_in0_intermediate": CB_IN0_INTERMEDIATE,
                                         "num_active": 0},
-               defines=in0_sender_defines, runtime_args=in0_sender_rt),
+               defines=in0_sender_defines, runtime_args=in0_sender_rt, noc=IN0_NOC),
         Kernel(kernel_path(IN1_SENDER_WRITER), Role.RISCV_0, CoreRangeSet.of(in1_sender), in1_sender_ct,
                named_compile_time_args={"cb_in1": CB_IN1, "cb_bias": CB_BIAS, "cb_out": CB_OUT,
                                         "cb_sparsity": CB_IN1_SPARSITY, "cb_in1_intermediate": CB_IN1_INTERMEDIATE,
                                         "num_active": 0},
-               defines=in1_sender_defines, runtime_args=in1_sender_rt),
+               defines=in1_sender_defines, runtime_args=in1_sender_rt, noc=IN1_NOC),
     ]
     in1_receiver_names = {"cb_in1": CB_IN1, "cb_bias": CB_BIAS, "cb_out": CB_OUT}
-    # One receiver kernel pair per half (the factory's two NoC setups; same args and sources).
-    for half_in0, half_in1 in ((in0_receiver, in1_receiver), (other_half, other_half)):
+    # One receiver kernel pair per half (the factory's two NoC setups; same args and sources, NoCs swapped
+    # on the other half).
+    for half_in0, half_in1, in0_noc, in1_noc in ((in0_receiver, in1_receiver, IN0_NOC, IN1_NOC),
+                                                 (other_half, other_half, IN1_NOC, IN0_NOC)):
         if half_in1:
             kernels.append(Kernel(kernel_path(IN1_RECEIVER_WRITER), Role.RISCV_0, CoreRangeSet.of(half_in1),
                                   in1_receiver_ct, named_compile_time_args=in1_receiver_names,
-                                  runtime_args=pick(in1_receiver_rt, half_in1)))
+                                  runtime_args=pick(in1_receiver_rt, half_in1), noc=in1_noc))
         if half_in0:
             kernels.append(Kernel(kernel_path(IN0_RECEIVER), Role.RISCV_1, CoreRangeSet.of(half_in0),
                                   in0_receiver_ct, named_compile_time_args={"cb_in0": CB_IN0},
-                                  runtime_args=pick(in0_receiver_rt, half_in0)))
+                                  runtime_args=pick(in0_receiver_rt, half_in0), noc=in0_noc))
 
     in0_num_subblocks = out_block_h // out_subblock_h
     in1_num_subblocks = out_block_w // out_subblock_w

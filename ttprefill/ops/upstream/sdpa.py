@@ -30,6 +30,8 @@ import numpy as np
 
 from ttprefill.device.formats import fp32_bits
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreCoord,
@@ -241,8 +243,9 @@ def sdpa_program(device, s: SdpaShape, t: SdpaTensors | None = None, max_cores: 
 
     defines = {k: str(v) for k, v in p.granularity.items()}
     defines["EXP_APPROX_MODE"] = "1" if s.exp_approx else "0"
-    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, reader_ct, defines=dict(defines))
-    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, writer_ct, defines=dict(defines))
+    # The factory's ReaderDataMovementConfig / WriterDataMovementConfig.
+    reader = Kernel(kernel_path(READER), Role.RISCV_1, cores, reader_ct, defines=dict(defines), noc=DRAM_READ_NOC)
+    writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, writer_ct, defines=dict(defines), noc=DRAM_WRITE_NOC)
     # The simulator compiles one compute image playing the math thread (MATH() active); sdpa keeps its
     # raw SFPI helpers under TRISC_MATH as in tt-metal's math-thread build, so that build's define is set;
     # ARCH_WORMHOLE as tt-metal's Wormhole build (the device the simulator models), which picks the
