@@ -148,7 +148,10 @@ def _gemm_point(m, k, n, dtype: str, fidelity: str, row: tuple[int, int, int], u
 
 
 def _qwen_point(m, k, n, what: str, published_us: float, in0: str = "bf16", fidelity: str = "HiFi2") -> Point:
-    shape = {"m": m, "k": k, "n": n, "in0": in0, "in1": "bfp8", "out": "bf16", "fidelity": fidelity,
+    """The demo's projections pass no output dtype on the 9B, so ttnn gives the output the activation's
+    (matmul's output_dtype.value_or(input_tensor_a.dtype())): bf16 after a bf16 activation, bfp8 after
+    the bfp8 SDPA (docs/calibration_sources.md 1b)."""
+    shape = {"m": m, "k": k, "n": n, "in0": in0, "in1": "bfp8", "out": in0, "fidelity": fidelity,
              "config": kpass1_config(m, k, n)}
     return Point("matmul_tt_metal", shape, f"{_QWEN}, {what}", published_us * 1e-6)
 
@@ -310,8 +313,14 @@ def calibrate(costs: str, progress: Callable[[str], None] | None = None) -> dict
 
 
 def bench_calibration(args) -> dict:
+    """The chip's points, and apart from them (a model of its own, with its own version) the device-timed
+    collectives against the mesh executor's Ethernet model, all held out at the central setting."""
     from loguru import logger
 
     from ttprefill.bench.device import cost_setting
+    from ttprefill.device import mesh_timing
 
-    return calibrate(cost_setting(args.device), progress=lambda what: logger.info("calibration: {}", what))
+    costs = cost_setting(args.device)
+    result = calibrate(costs, progress=lambda what: logger.info("calibration: {}", what))
+    result["collectives"] = mesh_timing.calibration(costs)
+    return result
