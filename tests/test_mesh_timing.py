@@ -110,3 +110,16 @@ def test_calibration_summary_names_its_model_version():
     assert c["held_out_ratio_min"] <= c["held_out_ratio_max"]
     high = calibration("high")
     assert high["held_out_points"] < len(high["points"])  # the Qwen points set the high share
+
+
+def test_the_simulated_mesh_packs_each_tensor_by_its_own_tiles():
+    from ttprefill.device.mesh import SimMesh
+
+    mesh = SimMesh((1, 2), timing_only=True)
+    mesh.all_gather(mesh.allocate((1024, 2048), DataFormat.Bfp8_b), 1)
+    (stage,) = mesh.last_report.extra["collective"]
+    assert stage["packet_bytes"] == 4 * 1088
+    tiles = 1024 * 2048 // 1024  # one chip's shard crosses the one link of a pair
+    per_packet_ns = _ns(4096) + 256 * (_ns(4096) - _ns(2048)) / 2048
+    want = hw.ETH_HANDSHAKE_S + hw.ETH_HOP_LATENCY_S + tiles / 4 * per_packet_ns * 1e-9
+    assert mesh.last_report.extra["modeled_s"] == pytest.approx(want, rel=1e-9)

@@ -347,12 +347,15 @@ class SimMesh:
                         f"ring_axes={{{axis}}} if the chips are cabled as a ring")
         return topology
 
-    def _collective_report(self, kind: str, nbytes: int, cluster_axis: int | None, topology: str, t0: float) -> None:
-        """Time the collective stage by stage (one stage per mesh axis it runs over)."""
+    def _collective_report(self, kind: str, tensor: MeshTensor, cluster_axis: int | None, topology: str,
+                           t0: float) -> None:
+        """Time the collective stage by stage (one stage per mesh axis it runs over); the tensor's tiles are
+        the pages its fabric packets carry."""
+        nbytes, page_bytes = tensor.shards[0].nbytes, tensor.data_format.tile_bytes
         stages = []
         for axis in self.axes(cluster_axis):
             n = self.mesh_shape[axis]
-            stages.append(collective_time(kind, nbytes, n, topology, self.links, self.costs))
+            stages.append(collective_time(kind, nbytes, n, topology, self.links, self.costs, page_bytes))
             if kind == "reduce_scatter":
                 nbytes = nbytes / n  # the next axis reduces the chunks this one left
         seconds = sum(t.seconds for t in stages)
@@ -399,7 +402,7 @@ class SimMesh:
         shape = list(tensor.shape)
         shape[dim] *= n
         out = self._output(shape, tensor, gather_label(tensor.placements, dim), per_chip)
-        self._collective_report("all_gather", tensor.shards[0].nbytes, cluster_axis, topology, t0)
+        self._collective_report("all_gather", tensor, cluster_axis, topology, t0)
         return out
 
     def _scatter_shape(self, tensor: MeshTensor, dim: int, n: int) -> list[int]:
@@ -428,7 +431,7 @@ class SimMesh:
                 for pos, i in enumerate(g):
                     per_chip[i] = _reduce_chunk([c[pos] for c in chunks], pos, topology, tensor.data_format)
         out = self._output(shape, tensor, scatter_label(tensor.placements, dim, cluster_axis, self.mesh_shape), per_chip)
-        self._collective_report("reduce_scatter", tensor.shards[0].nbytes, cluster_axis, topology, t0)
+        self._collective_report("reduce_scatter", tensor, cluster_axis, topology, t0)
         return out
 
     def all_reduce(self, tensor: MeshTensor, cluster_axis: int | None = None, topology: str | None = None) -> MeshTensor:
@@ -452,5 +455,5 @@ class SimMesh:
                     total = _accumulate([shards[i] for i in g], tensor.data_format)
                 per_chip.update({i: total for i in g})
         out = self._output(tensor.shape, tensor, reduce_label(tensor.placements, cluster_axis), per_chip)
-        self._collective_report("all_reduce", tensor.shards[0].nbytes, cluster_axis, topology, t0)
+        self._collective_report("all_reduce", tensor, cluster_axis, topology, t0)
         return out
