@@ -8,7 +8,6 @@ import json
 import pytest
 
 from ttprefill import cli
-from ttprefill.bench.ttft import checkpoint_positions
 from ttprefill.model.config import get_preset
 
 
@@ -45,9 +44,22 @@ def test_ttft_smoke_on_one_chunk(capsys):
     assert t["checkpoints"] == 1 and t["checkpoint_bytes_up"] == state
 
 
-def test_checkpoint_positions_follow_the_engine_cadence():
-    assert checkpoint_positions(1000, 256, 64, 4) == [256, 512, 768, 1000]
-    assert checkpoint_positions(1024, 256, 64, 8) == [512, 1024]
+def test_ttft_chunks_as_the_engine_with_checkpoints_inside(capsys):
+    """200 tokens in chunks of 128: the prefix cache checkpoints the last block end (192, blocks of 64 and a
+    checkpoint every 4 blocks), inside the second chunk, so no chunk is cut there; its GDN states come up
+    as the scan's state slice and the three conv rows before 192 (row-major bf16 pages of 1024 values)."""
+    code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "200", "--chunk", "128", "--timing-only",
+                     "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    r = json.loads(out)
+    cfg = get_preset("qwen3.5-9b")
+    assert [(c["start"], c["tokens"], c["checkpoints"]) for c in r["chunks"]] == [(0, 128, []), (128, 72, [192])]
+    assert r["simulated"]["gdn_layer_and_mlp_runs"] == 2
+    rows = 3 * -(-cfg.gdn_conv_channels // 1024) * 2048
+    recurrent = cfg.gdn_num_v_heads * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4
+    t = r["host_traffic"]
+    assert t["checkpoints"] == 1 and t["checkpoint_bytes_up"] == len(cfg.gdn_layers) * (rows + recurrent)
 
 
 def test_ttft_needs_timing_only(capsys):

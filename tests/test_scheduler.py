@@ -69,7 +69,7 @@ def scheduler(max_chunk, budget, cache=None, **cache_options):
 
 
 def spans(step):
-    return [(r.request_id, chunk.start, chunk.end, chunk.save_checkpoint) for r, chunk in step]
+    return [(r.request_id, chunk.start, chunk.end, chunk.checkpoints) for r, chunk in step]
 
 
 def run_to_end(sched: ChunkScheduler) -> list[list[tuple]]:
@@ -78,32 +78,60 @@ def run_to_end(sched: ChunkScheduler) -> list[list[tuple]]:
         step = sched.next_step()
         steps.append(spans(step))
         for request, chunk in step:
-            sched.chunk_done(request, chunk, ("state", 1) if chunk.save_checkpoint else None)
+            sched.chunk_done(request, chunk, {p: (("state", p), 1) for p in chunk.checkpoints})
     return steps
 
 
 # ---------------------------------------------------------------- chunk plans
 
 
-def test_chunks_fit_the_device_and_end_on_checkpoints():
+def test_chunks_fit_the_device_and_carry_the_checkpoints_they_cross():
     sched = scheduler(12, 1000, hit=0, checkpoints=[16, 40, 48])
     sched.submit("a", range(50))
     steps = run_to_end(sched)
+    # Full chunks of 12 whatever the checkpoints; each chunk lists the positions in (start, end].
     assert steps == [
-        [("a", 0, 12, False)],
-        [("a", 12, 16, True)],
-        [("a", 16, 28, False)],
-        [("a", 28, 40, True)],
-        [("a", 40, 48, True)],
-        [("a", 48, 50, False)],  # the ragged end of the prompt need not be aligned
+        [("a", 0, 12, ())],
+        [("a", 12, 24, (16,))],
+        [("a", 24, 36, ())],
+        [("a", 36, 48, (40, 48))],
+        [("a", 48, 50, ())],  # the ragged end of the prompt need not be aligned
     ]
+
+
+def test_a_prompt_shorter_than_a_chunk_is_one_chunk_with_every_checkpoint():
+    sched = scheduler(64, 64, hit=0, checkpoints=[8, 16, 24, 32, 40])
+    sched.submit("a", range(41))
+    assert run_to_end(sched) == [[("a", 0, 41, (8, 16, 24, 32, 40))]]
+
+
+def test_checkpoints_are_published_in_position_order_after_their_blocks():
+    calls = []
+
+    class RecordingCache(StubCache):
+        def commit_blocks(self, reservation, upto_tokens):
+            calls.append(("commit", upto_tokens))
+
+        def store_checkpoint(self, reservation, position, payload, nbytes):
+            calls.append(("store", position, payload))
+
+    sched = scheduler(32, 100, RecordingCache(checkpoints=[8, 24, 32]))
+    request = sched.submit("a", range(40))
+    [(_, chunk)] = sched.next_step()
+    assert chunk.checkpoints == (8, 24, 32) and chunk.inner_checkpoints == (8, 24)
+    with pytest.raises(ValueError, match=r"exactly those.*got positions \[8, 24\]"):
+        sched.chunk_done(request, chunk, {8: ("s8", 1), 24: ("s24", 1)})
+    assert calls == []  # refused before anything was published
+    sched.chunk_done(request, chunk, {32: ("s32", 1), 8: ("s8", 1), 24: ("s24", 1)})
+    assert calls == [("commit", 8), ("store", 8, "s8"), ("commit", 24), ("store", 24, "s24"),
+                     ("commit", 32), ("store", 32, "s32"), ("commit", 32)]
 
 
 def test_chunks_start_after_the_hit_and_ignore_checkpoints_inside_it():
     sched = scheduler(16, 1000, hit=8, checkpoints=[8, 16])
     request = sched.submit("a", range(21))
     steps = run_to_end(sched)
-    assert steps == [[("a", 8, 16, True)], [("a", 16, 21, False)]]
+    assert steps == [[("a", 8, 21, (16,))]]
     assert request.state is RequestState.DONE and request.computed_tokens == 13
 
 
@@ -115,11 +143,11 @@ def test_a_budget_cut_keeps_whole_gdn_chunks():
     # 10 tokens a step: "a" takes 8 (aligned), "b" cannot use the 2 left; a prompt end may be
     # ragged, and then "b" gets the 4 left over.
     assert steps == [
-        [("a", 0, 8, False)],
-        [("a", 8, 16, False)],
-        [("a", 16, 24, False)],
-        [("a", 24, 30, False), ("b", 0, 4, False)],
-        [("b", 4, 10, False)],
+        [("a", 0, 8, ())],
+        [("a", 8, 16, ())],
+        [("a", 16, 24, ())],
+        [("a", 24, 30, ()), ("b", 0, 4, ())],
+        [("b", 4, 10, ())],
     ]
 
 
@@ -128,10 +156,10 @@ def test_the_step_budget_goes_to_earlier_requests_first():
     sched.submit("a", range(40))
     sched.submit("b", range(100, 140))
     steps = run_to_end(sched)
-    assert steps[0] == [("a", 0, 16, False), ("b", 0, 8, False)]
-    assert steps[1] == [("a", 16, 32, False), ("b", 8, 16, False)]
-    assert steps[2] == [("a", 32, 40, False), ("b", 16, 32, False)]
-    assert steps[3] == [("b", 32, 40, False)]
+    assert steps[0] == [("a", 0, 16, ()), ("b", 0, 8, ())]
+    assert steps[1] == [("a", 16, 32, ()), ("b", 8, 16, ())]
+    assert steps[2] == [("a", 32, 40, ()), ("b", 16, 32, ())]
+    assert steps[3] == [("b", 32, 40, ())]
     assert all(sum(end - start for _, start, end, _ in step) <= 24 for step in steps)
 
 
@@ -178,7 +206,7 @@ def test_a_failing_admission_fails_only_that_request():
     with pytest.raises(CacheFullError):
         sched.next_step()
     assert bad.state is RequestState.FAILED and isinstance(bad.error, CacheFullError)
-    assert spans(sched.next_step()) == [("ok", 0, 5, False)]
+    assert spans(sched.next_step()) == [("ok", 0, 5, ())]
     sched.check_invariants()
 
 
@@ -264,9 +292,9 @@ class Harness:
         for position in range(chunk.start, chunk.end):
             page = reservation.page_table[position // PT]
             self.memory.setdefault(page, {})[position % PT] = (position, request.tokens[position])
-        state = ("gdn", tuple(request.tokens[: chunk.end]))
         self.chunks.setdefault(request.request_id, []).append(chunk)
-        return self.sched.chunk_done(request, chunk, (state, 50) if chunk.save_checkpoint else None)
+        states = {p: (("gdn", tuple(request.tokens[:p])), 50) for p in chunk.checkpoints}
+        return self.sched.chunk_done(request, chunk, states)
 
     def fail(self, request, error=None) -> None:
         self.sched.request_failed(request, error)
@@ -298,7 +326,7 @@ def test_a_request_waits_for_a_running_request_computing_its_prefix():
     harness.sched.submit("a", SYSTEM + [1] * 10)
     harness.sched.submit("b", SYSTEM + [2] * 7)
     first = harness.sched.next_step()
-    assert spans(first) == [("a", 0, 16, False)]  # "b" waits instead of computing the same blocks
+    assert spans(first) == [("a", 0, 16, ())]  # "b" waits instead of computing the same blocks
     assert harness.sched.get("b").state is RequestState.WAITING
     assert harness.sched.get("a").checkpoints == [32, 40]  # asked to checkpoint the shared end
     for request, chunk in first:
@@ -333,10 +361,11 @@ def test_no_wait_when_the_other_request_is_already_past_the_shared_prefix():
     harness = Harness(max_chunk=48)
     harness.sched.submit("a", SYSTEM + [1] * 10)
     [(request_a, chunk_a)] = harness.sched.next_step()
-    assert (chunk_a.start, chunk_a.end) == (0, 40)  # in flight, past 32 without a checkpoint
+    # the whole prompt in flight, past 32 without a checkpoint there (its only one is the last block end)
+    assert (chunk_a.start, chunk_a.end, chunk_a.checkpoints) == (0, 42, (40,))
     harness.sched.submit("b", SYSTEM + [2] * 7)
     step = harness.sched.next_step()
-    assert spans(step) == [("b", 0, 32, True)]  # waiting would not give it GDN state at 32
+    assert spans(step) == [("b", 0, 39, (32,))]  # waiting would not give it GDN state at 32
     harness.run(request_a, chunk_a)
     for request, chunk in step:
         harness.run(request, chunk)
@@ -363,7 +392,7 @@ def test_a_later_request_reuses_the_checkpoint_of_a_finished_one():
     harness.sched.submit("b", SYSTEM + [1] * 10 + [3] * 9)  # the next turn of the same chat
     harness.drain()
     assert harness.hits["b"] == 40  # "a" checkpointed its last block end
-    assert [(c.start, c.end) for c in harness.chunks["b"]] == [(40, 48), (48, 51)]
+    assert [(c.start, c.end, c.checkpoints) for c in harness.chunks["b"]] == [(40, 51, (48,))]
 
 
 # ---------------------------------------------------------------- random sequences
@@ -423,10 +452,12 @@ class SchedulerMachine(RuleBasedStateMachine):
         for request in self.sched.queued:
             if request.state is RequestState.WAITING:
                 self.waited[request.request_id] = (request.waiting_on, request.wait_until)
+        budget_left = self.sched.token_budget_per_step
         for request, chunk in step:
             if before.get(request.request_id) is not None:
                 self.check_admission(request)
-            self.check_chunk(request, chunk)
+            self.check_chunk(request, chunk, budget_left)
+            budget_left -= chunk.num_tokens
             self.in_flight.append((request, chunk))
 
     def check_admission(self, request):
@@ -439,14 +470,17 @@ class SchedulerMachine(RuleBasedStateMachine):
         if self.finished_upto.get(other, 0) >= target:
             assert request.hit_tokens >= target
 
-    def check_chunk(self, request, chunk):
+    def check_chunk(self, request, chunk, budget_left):
         assert chunk.start == request.done_upto and chunk.num_tokens >= 1
         assert chunk.num_tokens <= self.sched.max_chunk_tokens
         assert chunk.end == request.num_tokens or chunk.end % ALIGN == 0
         assert chunk.is_last == (chunk.end == request.num_tokens)
-        following = [p for p in request.checkpoints if p > chunk.start]
-        assert not following or chunk.end <= following[0]  # never runs past a checkpoint
-        assert chunk.save_checkpoint == (chunk.end in request.checkpoints)
+        # every checkpoint position in (start, end] is carried, nothing else
+        assert chunk.checkpoints == tuple(p for p in request.checkpoints if chunk.start < p <= chunk.end)
+        # a chunk is cut short only by the prompt's end, the device's size or the step's budget
+        # (chunks start aligned, so the cut to whole GDN chunks loses less than ALIGN tokens)
+        room = min(self.sched.max_chunk_tokens, budget_left)
+        assert chunk.end == request.num_tokens or room - ALIGN < chunk.num_tokens <= room
 
     @rule()
     def step_and_complete(self):
@@ -468,8 +502,8 @@ class SchedulerMachine(RuleBasedStateMachine):
             ran = self.harness.chunks[request.request_id]
             assert ran[0].start == request.hit_tokens and ran[-1].end == request.num_tokens
             assert all(a.end == b.start for a, b in zip(ran, ran[1:]))
-            ends = {c.end for c in ran if c.save_checkpoint}
-            assert set(request.checkpoints) <= ends
+            carried = [p for c in ran for p in c.checkpoints]
+            assert carried == sorted(set(carried)) and set(request.checkpoints) <= set(carried)
 
     @precondition(lambda self: self.in_flight)
     @rule(data=st.data())
@@ -512,3 +546,18 @@ TestSchedulerMachine.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def test_a_lone_request_gets_the_chunks_the_scheduler_hands_out():
+    """lone_request_chunks (what the TTFT benchmark runs) against a scheduler serving the request alone."""
+    from ttprefill.scheduler import lone_request_chunks
+
+    for max_chunk, budget, hit, n in ((12, 1000, 0, 50), (16, 10, 8, 45), (64, 64, 0, 41), (24, 100, 16, 17)):
+        checkpoints = [p for p in (8, 16, 24, 40, 48) if hit < p <= n]
+        sched = scheduler(max_chunk, budget, hit=hit, checkpoints=checkpoints)
+        sched.submit("a", range(n))
+        handed = [step[0][1:] for step in run_to_end(sched)]
+        plan = lone_request_chunks(n, hit, checkpoints, max_chunk_tokens=max_chunk, token_budget_per_step=budget,
+                                   chunk_alignment=ALIGN)
+        assert [(c.start, c.end, c.checkpoints) for c in plan] == handed
+        assert plan[-1].is_last and not any(c.is_last for c in plan[:-1])

@@ -112,23 +112,14 @@ class Engine:
         self.options = options
         o = options
         if backend in DEVICE_BACKENDS:
-            check_memory_plan(config, o)
+            check_memory_plan(config, o, chips=mesh_chips(device))
         if not config.attention_layers:
             # The prefix cache's pages are attention K/V: without attention layers there is nothing to page.
             raise EngineError(f"{config.name} has no attention layers; the engine serves hybrid models (its prefix "
                               "cache pages attention K/V): run such a model with ttprefill.model.reference_model")
         self.bytes_per_page = kv_page_bytes(config, o.block_tokens, o.kv_page_format)
-        num_pages = o.cache_budget_bytes // self.bytes_per_page
-        pages_per_chunk = -(-o.chunk_tokens // o.block_tokens)
-        if num_pages < pages_per_chunk:
-            raise EngineError(
-                f"cache budget of {o.cache_budget_bytes} bytes holds {num_pages} pages of {self.bytes_per_page} "
-                f"bytes, fewer than one chunk of {o.chunk_tokens} tokens needs ({pages_per_chunk}); raise the "
-                f"budget to at least {pages_per_chunk * self.bytes_per_page} bytes or lower the chunk size")
-        self.cache = PrefixCache(num_pages=num_pages, bytes_per_page=self.bytes_per_page,
-                                 model_key=model_key or f"{config.name}", block_tokens=o.block_tokens,
-                                 page_tokens=o.block_tokens, device_budget=o.cache_budget_bytes,
-                                 host_budget=o.host_budget_bytes, checkpoint_every_blocks=o.checkpoint_every_blocks)
+        self.cache = prefix_cache(config, o, model_key or f"{config.name}")
+        num_pages = self.cache.allocator.num_pages
         self.backend = backend
         self.on_device = backend in DEVICE_BACKENDS
         if self.on_device:
@@ -139,8 +130,7 @@ class Engine:
         else:
             self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device)
             self.model = HybridStack(config, weights, self.mixers)
-        self.scheduler = ChunkScheduler(self.cache, max_chunk_tokens=o.chunk_tokens,
-                                        token_budget_per_step=o.token_budget_per_step, chunk_alignment=o.gdn_chunk)
+        self.scheduler = chunk_scheduler(self.cache, o)
         self._ids = itertools.count(1)
         self._running: dict[str, _Running] = {}
         self.results: dict[str, PrefillResult] = {}
@@ -237,7 +227,11 @@ class Engine:
     def _run_chunk(self, run: _Running, chunk: Chunk) -> bool:
         request = run.request
         tokens = request.tokens[chunk.start:chunk.end]
-        context = ChunkContext(chunk.start, chunk.num_tokens, tuple(request.reservation.page_table))
+        # The GDN states at checkpoints inside the chunk come back in run.state.checkpoints; the one at its
+        # end (if asked for) is the state the chunk leaves.
+        context = ChunkContext(chunk.start, chunk.num_tokens, tuple(request.reservation.page_table),
+                               checkpoints=chunk.inner_checkpoints)
+        at_end = chunk.end in chunk.checkpoints
         before = self.mixers.modeled_s
         t0 = time.perf_counter()
         if self.on_device:
@@ -245,7 +239,7 @@ class Engine:
             logits = self.model.forward(tokens, run.state, context, need_logits=chunk.end == request.num_tokens)
             run.last_logits = logits if logits is not None else run.last_logits
             run.state_on_host = False
-            if chunk.save_checkpoint:
+            if at_end:
                 self.model.sync_to_host(run.state)
                 run.state_on_host = True
             _add_traffic(run.traffic, traffic, _traffic_snapshot(self.model))
@@ -255,8 +249,10 @@ class Engine:
         run.modeled_s += self.mixers.modeled_s - before
         run.chunks += 1
         t1 = time.perf_counter()
-        checkpoint = checkpoint_payload(run.state) if chunk.save_checkpoint else None
-        finished = self.scheduler.chunk_done(request, chunk, checkpoint)
+        states = {**run.state.checkpoints, **({chunk.end: run.state} if at_end else {})}
+        run.state.checkpoints = {}
+        checkpoints = {p: checkpoint_payload(states[p]) for p in chunk.checkpoints}
+        finished = self.scheduler.chunk_done(request, chunk, checkpoints)
         run.host_s += time.perf_counter() - t1
         logger.debug("{}: chunk [{}, {}) in {:.3f} s", request.request_id, chunk.start, chunk.end, compute_s)
         return finished
@@ -314,16 +310,45 @@ def _add_traffic(into: dict, before: dict, after: dict) -> None:
             into[field_name] = into.get(field_name, 0) + moved
 
 
-def check_memory_plan(config: ModelConfig, options: EngineOptions) -> None:
+def prefix_cache(config: ModelConfig, options: EngineOptions, model_key: str) -> PrefixCache:
+    """The engine's prefix cache: as many K/V pages as the cache budget buys, at least one chunk's."""
+    o = options
+    bytes_per_page = kv_page_bytes(config, o.block_tokens, o.kv_page_format)
+    num_pages = o.cache_budget_bytes // bytes_per_page
+    pages_per_chunk = -(-o.chunk_tokens // o.block_tokens)
+    if num_pages < pages_per_chunk:
+        raise EngineError(
+            f"cache budget of {o.cache_budget_bytes} bytes holds {num_pages} pages of {bytes_per_page} "
+            f"bytes, fewer than one chunk of {o.chunk_tokens} tokens needs ({pages_per_chunk}); raise the "
+            f"budget to at least {pages_per_chunk * bytes_per_page} bytes or lower the chunk size")
+    return PrefixCache(num_pages=num_pages, bytes_per_page=bytes_per_page, model_key=model_key,
+                       block_tokens=o.block_tokens, page_tokens=o.block_tokens, device_budget=o.cache_budget_bytes,
+                       host_budget=o.host_budget_bytes, checkpoint_every_blocks=o.checkpoint_every_blocks)
+
+
+def chunk_scheduler(cache: PrefixCache, options: EngineOptions) -> ChunkScheduler:
+    """The engine's chunk policy (EngineOptions' comment): chunks of up to chunk_tokens, whole GDN chunks."""
+    return ChunkScheduler(cache, max_chunk_tokens=options.chunk_tokens,
+                          token_budget_per_step=options.step_token_budget, chunk_alignment=options.gdn_chunk)
+
+
+def mesh_chips(device) -> int:
+    """The chips the device stack splits the model over: every chip of a mesh (1 without a device yet)."""
+    rows, cols = device.capabilities.mesh_shape if device is not None else (1, 1)
+    return rows * cols
+
+
+def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 1) -> None:
     """Refuses, with the plan's numbers, a model whose weights, cache budget and working set do not fit one
-    chip's DRAM; runs before any weight goes to the device."""
+    chip's DRAM (each chip's share when split tensor-parallel over `chips`); runs before any weight goes to
+    the device."""
     from ttprefill.model.memory_plan import MemoryPlanError, plan_memory
 
     try:
         positions = options.cache_budget_bytes // kv_page_bytes(config, options.block_tokens,
                                                                  options.kv_page_format) * options.block_tokens
         plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
-                    chunk_tokens=options.chunk_tokens, rope_positions=positions).check()
+                    chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=positions).check()
     except MemoryPlanError as error:
         raise EngineError(f"{config.name} {error}") from None
 

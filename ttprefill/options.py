@@ -15,7 +15,7 @@ import numpy as np
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import DRAM_BYTES_PER_CHIP
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
-from ttprefill.ops.gdn import DEFAULT_CHUNK, SCAN_FIDELITY
+from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
 
 
 class EngineError(ValueError):
@@ -24,14 +24,26 @@ class EngineError(ValueError):
 
 @dataclass(frozen=True)
 class EngineOptions:
-    chunk_tokens: int = 256  # largest chunk one device step runs
+    # Chunk policy. A request's uncached tokens run in chunks of chunk_tokens (the last one ragged; a
+    # prompt shorter than a chunk is one chunk). GDN checkpoints do not cut chunks: a chunk that crosses
+    # checkpoint positions takes their states inside it (the scan writes states at its chunk boundaries), so
+    # the prefix cache keeps the same checkpoints and hit rate at any chunk size. Every chunk re-reads every
+    # weight from DRAM, so larger chunks win until compute dominates. Measured, `ttprefill bench ttft --model
+    # qwen3.5-9b --seq 8192 --timing-only --chunk N` (one chip, bfp8, central, timing model 2.2, modeled):
+    # 256 3.46 s, 512 2.09 s, 1024 1.75 s, 2048 1.70 s, 4096 1.66 s; the memory plan's activations of a
+    # chunk 0.02, 0.04, 0.08, 0.15, 0.30 GB (plus the GDN scan's scratch, 0.04 GB at 2048). 2048 keeps all
+    # but 2.4 % of what 4096 gains at half its working set and half the time a step holds the device.
+    chunk_tokens: int = 2048
     block_tokens: int = 64  # prefix-cache block = attention page
     # GDN checkpoint every N blocks (and at each prompt's end). 4 keeps all but 4 points of the hit rate of
     # every block at half its memory (`ttprefill bench checkpoints`, README).
     checkpoint_every_blocks: int = 4
     cache_budget_bytes: int = 256 << 20  # device bytes for pages + device-tier checkpoints
     host_budget_bytes: int = 1 << 30  # spilled checkpoints
-    token_budget_per_step: int = 1024
+    # Tokens all requests together compute in one engine step (earlier requests first). None: one full chunk,
+    # so one long request runs at chunk_tokens and several short ones share a step. It may be larger (several
+    # chunks a step) but not smaller than chunk_tokens, or it would be the chunk size.
+    token_budget_per_step: int | None = None
     gdn_chunk: int = DEFAULT_CHUNK
     gdn_fidelity: MathFidelity = SCAN_FIDELITY
     attention_fidelity: MathFidelity = FlashAttentionConfig.math_fidelity
@@ -47,6 +59,8 @@ class EngineOptions:
         for name in ("chunk_tokens", "block_tokens", "checkpoint_every_blocks", "cache_budget_bytes",
                      "host_budget_bytes", "token_budget_per_step", "gdn_chunk"):
             value = getattr(self, name)
+            if name == "token_budget_per_step" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise EngineError(f"EngineOptions.{name} must be a positive integer, got {value!r}")
         if self.cache_budget_bytes > DRAM_BYTES_PER_CHIP:
@@ -66,3 +80,17 @@ class EngineOptions:
         if self.chunk_tokens % self.gdn_chunk or self.block_tokens % self.gdn_chunk:
             raise EngineError(f"chunk_tokens ({self.chunk_tokens}) and block_tokens ({self.block_tokens}) must be "
                               f"multiples of the GDN chunk ({self.gdn_chunk})")
+        if self.step_token_budget < self.chunk_tokens:
+            raise EngineError(f"token_budget_per_step ({self.token_budget_per_step}) is below chunk_tokens "
+                              f"({self.chunk_tokens}), so it would cap every chunk: lower chunk_tokens instead, or "
+                              "leave the budget at None (one chunk a step)")
+        # a chunk may carry a checkpoint at every block boundary inside it, and one scan call writes them all
+        if self.chunk_tokens // self.block_tokens - 1 > MAX_CHECKPOINTS_PER_CALL:
+            raise EngineError(f"chunk_tokens ({self.chunk_tokens}) spans more than {MAX_CHECKPOINTS_PER_CALL + 1} "
+                              f"blocks of {self.block_tokens}, more checkpoints than one GDN scan call writes; "
+                              "use a smaller chunk or larger blocks")
+
+    @property
+    def step_token_budget(self) -> int:
+        """token_budget_per_step resolved: None is one full chunk."""
+        return self.chunk_tokens if self.token_budget_per_step is None else self.token_budget_per_step

@@ -6,9 +6,13 @@ usable cached prefix, pages for the rest, where to store GDN checkpoints); as ch
 publishes their blocks and checkpoints, and it finishes or aborts the reservation. The engine only
 runs the chunks it hands out. The uncached tokens are cut into chunks that
   - hold at most max_chunk_tokens tokens (what the device programs are built for),
-  - end on every checkpoint position of the reservation (so the GDN state can be saved exactly there),
   - end on a multiple of chunk_alignment unless they end the prompt (whole GDN chunks),
   - fit the per-step token budget, which earlier requests use first.
+Checkpoint positions do not cut chunks: a chunk carries the reservation's checkpoint positions in
+(start, end], and the engine takes the GDN state at each of them inside the chunk (the scan returns
+states at GDN-chunk boundaries within one call; checkpoints are block-aligned, so they are such
+boundaries). Large chunks read every weight once per chunk, so fewer chunks is what makes long prompts
+fast; the cache's checkpoints stay where they were.
 A request has at most one chunk in flight: its next chunk needs the state the previous one left.
 
 A request the cache cannot make room for while others run waits (nobody overtakes it) until they
@@ -28,16 +32,15 @@ Engine loop:
         for request, chunk in sched.next_step():
             ...on a request's first chunk, start from sched.initial_state(request), then
                sched.release_initial_state(request)...
-            ...run chunk.start:chunk.end (request.reservation.page_table), and if
-               chunk.save_checkpoint, take the GDN state at chunk.end as a checkpoint...
-            if sched.chunk_done(request, chunk, checkpoint):
+            ...run chunk.start:chunk.end (request.reservation.page_table), taking the GDN state at
+               each position of chunk.checkpoints...
+            if sched.chunk_done(request, chunk, {position: (payload, nbytes), ...}):
                 ...the prompt is prefilled...
         (on a failure: sched.request_failed(request, error))
 """
 
 from __future__ import annotations
 
-import bisect
 import enum
 import itertools
 from dataclasses import dataclass
@@ -64,12 +67,43 @@ class Chunk:
     request_id: str
     start: int
     end: int
-    save_checkpoint: bool  # store the GDN state at `end` in the prefix cache after this chunk
+    checkpoints: tuple[int, ...]  # ascending positions in (start, end] whose GDN state goes to the prefix cache
     is_last: bool  # ends the prompt: the engine produces the last token's logits
 
     @property
     def num_tokens(self) -> int:
         return self.end - self.start
+
+    @property
+    def inner_checkpoints(self) -> tuple[int, ...]:
+        """Checkpoint positions strictly inside the chunk (taken mid-chunk, not from the state it leaves)."""
+        return tuple(p for p in self.checkpoints if p < self.end)
+
+
+def chunk_end(start: int, num_tokens: int, room: int, alignment: int) -> int | None:
+    """Where a chunk of a prompt of num_tokens starting at `start` ends, given `room` tokens (the device's
+    chunk, or less of the step's budget left): as far as fits, cut mid-prompt only between GDN chunks of
+    `alignment` tokens; None when not one whole GDN chunk fits."""
+    end = min(num_tokens, start + room)
+    if end < num_tokens:
+        end -= end % alignment
+    return end if end > start else None
+
+
+def lone_request_chunks(num_tokens: int, hit_tokens: int, checkpoints: Sequence[int], *, max_chunk_tokens: int,
+                        token_budget_per_step: int, chunk_alignment: int) -> list[Chunk]:
+    """The chunks a request running alone gets (the whole step budget each step): what the TTFT benchmark
+    runs. checkpoints: the cache's positions for the request (CheckpointPolicy.positions)."""
+    chunks, start = [], hit_tokens
+    while start < num_tokens:
+        end = chunk_end(start, num_tokens, min(max_chunk_tokens, token_budget_per_step), chunk_alignment)
+        if end is None:
+            raise ValueError(f"no whole GDN chunk of {chunk_alignment} tokens fits {max_chunk_tokens}-token chunks "
+                             f"and a step budget of {token_budget_per_step}")
+        chunks.append(Chunk("alone", start, end, tuple(p for p in checkpoints if start < p <= end),
+                            end == num_tokens))
+        start = end
+    return chunks
 
 
 class CacheForScheduler(Protocol):
@@ -211,27 +245,32 @@ class ChunkScheduler:
         self.cache.release_initial_state(self._live_reservation(request))
 
     def chunk_done(
-        self, request: ScheduledRequest | str, chunk: Chunk, checkpoint: tuple[Any, int] | None = None
+        self, request: ScheduledRequest | str, chunk: Chunk,
+        checkpoints: dict[int, tuple[Any, int]] | None = None,
     ) -> bool:
-        """The engine ran `chunk` (its K/V are in the pages): publish its blocks and, when the chunk asks
-        for one, the checkpoint (payload, nbytes) of the GDN state at chunk.end. Returns True when that
-        finished the prompt (the reservation is then finished in the cache)."""
+        """The engine ran `chunk` (its K/V are in the pages): publish its blocks and, at each position of
+        chunk.checkpoints, the checkpoint (payload, nbytes) of the GDN state there, in position order (each
+        checkpoint's blocks are published before it). Returns True when that finished the prompt (the
+        reservation is then finished in the cache)."""
         request = self._live(request)
         if request.in_flight != chunk:
             raise ValueError(
                 f"request {request.request_id!r}: chunk [{chunk.start}, {chunk.end}) is not the "
                 "one in flight"
             )
-        if chunk.save_checkpoint and checkpoint is None:
+        given = sorted(checkpoints or {})
+        if given != list(chunk.checkpoints):
             raise ValueError(
-                f"request {request.request_id!r}: chunk [{chunk.start}, {chunk.end}) ends on a checkpoint "
-                "position; pass its GDN state as checkpoint=(payload, nbytes)"
+                f"request {request.request_id!r}: chunk [{chunk.start}, {chunk.end}) carries checkpoint "
+                f"positions {list(chunk.checkpoints)}; pass the GDN state at exactly those as "
+                f"checkpoints={{position: (payload, nbytes)}} (got positions {given})"
             )
         reservation = request.reservation
+        for position in chunk.checkpoints:
+            self.cache.commit_blocks(reservation, position)
+            payload, nbytes = checkpoints[position]
+            self.cache.store_checkpoint(reservation, position, payload, nbytes)
         self.cache.commit_blocks(reservation, chunk.end)
-        if chunk.save_checkpoint:
-            payload, nbytes = checkpoint
-            self.cache.store_checkpoint(reservation, chunk.end, payload, nbytes)
         request.in_flight = None
         request.done_upto = chunk.end
         request.computed_tokens += chunk.num_tokens
@@ -351,11 +390,12 @@ class ChunkScheduler:
             end = self._chunk_end(request, budget)
             if end is None:
                 continue
+            start = request.scheduled_upto
             chunk = Chunk(
                 request.request_id,
-                request.scheduled_upto,
+                start,
                 end,
-                save_checkpoint=end in request.checkpoints,
+                checkpoints=tuple(p for p in request.checkpoints if start < p <= end),
                 is_last=end == request.num_tokens,
             )
             request.in_flight = chunk
@@ -365,14 +405,8 @@ class ChunkScheduler:
         return step
 
     def _chunk_end(self, request: ScheduledRequest, budget: int) -> int | None:
-        start = request.scheduled_upto
-        end = min(request.num_tokens, start + self.max_chunk_tokens, start + budget)
-        following = bisect.bisect_right(request.checkpoints, start)
-        if following < len(request.checkpoints) and request.checkpoints[following] <= end:
-            return request.checkpoints[following]  # block-aligned, so chunk-aligned too
-        if end < request.num_tokens:
-            end -= end % self.chunk_alignment  # cut mid-prompt only between GDN chunks
-        return end if end > start else None
+        return chunk_end(request.scheduled_upto, request.num_tokens, min(self.max_chunk_tokens, budget),
+                         self.chunk_alignment)
 
     # ------------------------------------------------------------------ in-flight sharing
 

@@ -2,10 +2,13 @@
 from timing-only simulator runs of every program of every chunk (model/device_stack.py's LayerRunner:
 the programs the engine's device stack runs, in the same order, on tensors of the same shapes).
 
-Chunking as the engine does it (EngineOptions.chunk_tokens; chunk c starts at c * chunk_tokens, so its
-attention reads the growing prefix). Identical layers run identical programs, so per chunk one GDN layer
-and one attention layer are simulated and counted for every layer of their kind: a GDN layer and the MLP
-once per distinct chunk length, an attention layer once per chunk (its prefix differs). The final norm
+Chunking as the engine does it for a prompt alone on the device (scheduler.lone_request_chunks with
+EngineOptions' chunk policy; each chunk's attention reads the growing prefix), with the prefix cache's
+checkpoint positions (CheckpointPolicy): the GDN states at positions inside a chunk come out of the
+chunk's scan and a row extract of the conv rows, as in the engine. Identical layers run identical
+programs, so per chunk one GDN layer and one attention layer are simulated and counted for every layer of
+their kind: a GDN layer and the MLP once per distinct (chunk length, checkpoint offsets), an attention
+layer once per chunk (its prefix differs). The final norm
 and the LM head run once, on the last chunk's last tile row. Weights are shapes only (timing-only: no
 values, all control flow, CB and NoC traffic and costs), in the weight format asked for (bfp8 default).
 
@@ -13,8 +16,8 @@ Host traffic is what the device stack moves for such a prompt (DeviceStack.traff
 the embedding rows down (the page table is resident: the page table update program, timed once per chunk,
 writes the chunk's new page ids into it from its runtime args, which are dispatch, not host data); the
 last token's row of logits up once (the row-extract
-program's pages); the GDN states up at each checkpoint (EngineOptions.checkpoint_every_blocks) and at the
-end. The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
+program's pages); the GDN states up at each checkpoint (EngineOptions.checkpoint_every_blocks; inside a
+chunk the scan's state slice and the conv rows' pages, at a chunk's end the state tensors). The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
 """
 
 from __future__ import annotations
@@ -23,13 +26,6 @@ import resource
 import time
 
 TILE = 32
-
-
-def checkpoint_positions(seq: int, chunk_tokens: int, block_tokens: int, every_blocks: int) -> list[int]:
-    """Chunk ends where the engine saves a GDN checkpoint: every `every_blocks` blocks, and the prompt's end."""
-    stride = every_blocks * block_tokens
-    ends = list(range(chunk_tokens, seq, chunk_tokens)) + [seq]
-    return [p for p in ends if p % stride == 0 or p == seq]
 
 
 def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | None = None,
@@ -58,7 +54,9 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     from ttprefill.ops.layout import extract_row
     from ttprefill.ops.linear import ChunkedDenseWeight, linear
     from ttprefill.ops.rope import RopeTables
+    from ttprefill.cache.checkpoints import CheckpointPolicy
     from ttprefill.options import EngineOptions
+    from ttprefill.scheduler import lone_request_chunks
 
     if seq < 1:
         raise ValueError(f"--seq must be positive; got {seq}")
@@ -99,25 +97,33 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
 
     n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
     total = OpTimes()
-    per_length: dict[int, OpTimes] = {}  # chunk length -> one GDN layer + one MLP block, timed once
+    per_shape: dict[tuple, tuple[OpTimes, int]] = {}  # (length, offsets) -> one GDN layer + MLP, checkpoint bytes
     down = {"embeddings": 0}
     rope = RopeTables.upload(device, np.arange(-(-seq // TILE) * TILE), config.rotary_dim, config.rope_theta)
     setup_down = {"rope_tables": rope.nbytes}
-    chunks, attention_runs = [], 0
+    chunks, attention_runs, checkpoint_up = [], 0, 0
     table = ResidentPageTable(device, pages)
-    for start in range(0, seq, o.chunk_tokens):
-        T = min(o.chunk_tokens, seq - start)
+    checkpoints = CheckpointPolicy(o.checkpoint_every_blocks).positions(seq, 0, o.block_tokens)
+    plan = lone_request_chunks(seq, 0, checkpoints, max_chunk_tokens=o.chunk_tokens,
+                               token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
+    for chunk in plan:
+        start, T = chunk.start, chunk.num_tokens
+        offsets = tuple(p - start for p in chunk.inner_checkpoints)
         s = Scratch(device)
         try:
             x = s.alloc((T, config.hidden_size))
             down["embeddings"] += x.nbytes
             once = OpTimes()  # per chunk, not per layer: the page table update
             table.sync(range(pages), -(-(start + T) // o.block_tokens), reports=runner(once).r("rest"))
-            if T not in per_length:
-                per_length[T] = OpTimes()
-                r = runner(per_length[T])
-                r.gdn_block(s, x, gdn_w, state)
+            if (T, offsets) not in per_shape:
+                times = OpTimes()
+                r = runner(times)
+                kept = r.gdn_block(s, x, gdn_w, state, offsets)
                 r.mlp_block(s, x, gdn_w)
+                per_shape[T, offsets] = (times, kept.nbytes if kept is not None else 0)
+            layer_times, inner_bytes = per_shape[T, offsets]
+            at_end = chunk.end in chunk.checkpoints
+            checkpoint_up += n_gdn * (inner_bytes + (state.conv.nbytes + state.rec.nbytes if at_end else 0))
             attn = OpTimes()
             r = runner(attn)
             r.attention_block(s, x, attn_w, cache, table.tensor, ChunkContext(start, T, tuple(range(pages))), rope)
@@ -125,12 +131,13 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
             attention_runs += 1
             chunk_s = 0.0
             for kind in OP_KINDS:
-                add = n_gdn * per_length[T].seconds[kind] + n_attn * attn.seconds[kind] + once.seconds[kind]
+                add = n_gdn * layer_times.seconds[kind] + n_attn * attn.seconds[kind] + once.seconds[kind]
                 total.seconds[kind] += add
-                total.programs[kind] += (n_gdn * per_length[T].programs[kind] + n_attn * attn.programs[kind]
+                total.programs[kind] += (n_gdn * layer_times.programs[kind] + n_attn * attn.programs[kind]
                                          + once.programs[kind])
                 chunk_s += add
-            chunks.append({"start": start, "tokens": T, "modeled_s": chunk_s})
+            chunks.append({"start": start, "tokens": T, "checkpoints": list(chunk.checkpoints),
+                           "modeled_s": chunk_s})
         finally:
             s.free()
     # the last chunk's final norm and LM head (the tile row of the last token)
@@ -155,8 +162,6 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         chunks[-1]["modeled_s"] += last.total_s
     finally:
         s.free()
-    checkpoints = checkpoint_positions(seq, o.chunk_tokens, o.block_tokens, o.checkpoint_every_blocks)
-    state_bytes = n_gdn * (state.conv.nbytes + state.rec.nbytes)
     wall = time.perf_counter() - t_start
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
@@ -168,15 +173,15 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         "chunks": chunks,
         "host_traffic": {
             "host_bytes_down": sum(down.values()), "host_bytes_down_by_kind": down,
-            "host_bytes_up": logits_up, "checkpoint_bytes_up": len(checkpoints) * state_bytes,
+            "host_bytes_up": logits_up, "checkpoint_bytes_up": checkpoint_up,
             "checkpoints": len(checkpoints), "setup_bytes_down_by_kind": setup_down,
         },
-        "simulated": {"gdn_layer_and_mlp_runs": len(per_length), "attention_layer_and_mlp_runs": attention_runs,
+        "simulated": {"gdn_layer_and_mlp_runs": len(per_shape), "attention_layer_and_mlp_runs": attention_runs,
                       "lm_head_runs": 1},
         "sim_wall_s": round(wall, 1), "max_rss_mb": round(rss_mb),
         "note": ("modeled by the simulator's timing model (timing-only runs of every program of a chunk); each "
                  "distinct shape simulated once and reused for identical layers: one GDN layer per distinct "
-                 "chunk length and one attention layer per chunk (its prefix grows), counted for every layer of "
+                 "chunk length and checkpoint offsets, and one attention layer per chunk (its prefix grows), counted for every layer of "
                  f"their kind ({n_gdn} GDN, {n_attn} attention); host-side time (scheduling, uploads) not "
                  "included"),
     }

@@ -497,7 +497,7 @@ class PrefixCache:
         if position <= 0 or position % self.block_tokens:
             raise ValueError(
                 f"checkpoint position {position} is not a positive multiple of block_tokens "
-                f"({self.block_tokens}); the scheduler must end a chunk there"
+                f"({self.block_tokens}); only block boundaries can be checkpointed"
             )
         if position > reservation.committed_tokens:
             raise ValueError(

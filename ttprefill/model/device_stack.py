@@ -17,11 +17,14 @@ Per layer, in programs:
 What stays on the device: every weight but the embedding (uploaded once here), the RoPE cos/sin tables
 of every position the K/V pages can hold (uploaded once here; a chunk's rope reads its rows), the K/V
 pages of every attention layer (KVCache, page ids from the prefix cache), and each live request's GDN
-conv and recurrent states (ping-pong pairs, swapped after each chunk). What crosses per chunk, by kind,
-is counted in `traffic` (ChunkTraffic): the embeddings and the page table (control data: one uint32 tile
-row of page ids) down, the last token's logits row up (bf16, on a prompt's last chunk); GDN states up only
-when the engine asks for a checkpoint (sync_to_host) and down once when a request starts from one (or
-from zeros). What went down once when the stack started is in `setup` (weights, RoPE tables).
+conv and recurrent states (ping-pong pairs, swapped after each chunk) and page table (ResidentPageTable,
+ops/attention/page_table.py: the chunk's new page ids, and on a request's first chunk its prefix hit's, go
+into it as runtime args of a small program of ours, dispatch like every program's buffer addresses, not a
+host-to-device data transfer). What crosses per chunk, by kind, is counted in `traffic` (ChunkTraffic): the
+embeddings down, the last token's logits row up (bf16, on a prompt's last chunk); GDN states up only
+when the engine asks for a checkpoint (sync_to_host at a chunk's end; inside a chunk, the scan's state at
+that position and the conv rows before it, kind "gdn_checkpoint" both) and down once when a request starts
+from one (or from zeros). What went down once when the stack started is in `setup` (weights, RoPE tables).
 
 RoPE runs in place (ops/rope) for Qwen3.5's 64 rotary dims and the tiny test model's 16 alike.
 """
@@ -52,7 +55,8 @@ class DeviceStackError(ValueError):
 
 @dataclass
 class ChunkTraffic:
-    """Host <-> device bytes of the model's runs, by kind (what this stack asked to move)."""
+    """Host <-> device bytes of the model's runs, by kind (what this stack asked to move). Programs' runtime
+    args (buffer addresses, sizes, the page ids of a page table update) are dispatch, not counted here."""
 
     down: dict[str, int] = field(default_factory=dict)
     up: dict[str, int] = field(default_factory=dict)
@@ -219,6 +223,36 @@ class GdnDeviceState:
         return (self.conv, self.conv_next, self.rec, self.rec_next)
 
 
+@dataclass
+class GdnCheckpointTensors:
+    """One GDN layer's states at checkpoints inside a chunk, on the device: per offset its conv rows (bf16,
+    row-major, oldest first) and its recurrent state (slice i of `recurrent`, [HV K, V] fp32 each)."""
+
+    offsets: tuple[int, ...]
+    conv_rows: list[list]  # per offset, kernel - 1 DeviceRows
+    recurrent: DeviceTensor
+
+    @property
+    def nbytes(self) -> int:
+        """What a download moves: the rows' pages and the written slices of `recurrent`."""
+        rows = sum(r.nbytes for per in self.conv_rows for r in per)
+        per_state = self.recurrent.num_pages // max(1, len(self.offsets)) * self.recurrent.page_size
+        return rows + len(self.offsets) * per_state
+
+    def download(self, device) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """offset -> (conv state [kernel - 1, C], recurrent state [HV K, V]), fp32; reads only those pages."""
+        from ttprefill.device.formats import from_device_bytes
+
+        rows, width = self.recurrent.shape[0] // max(1, len(self.offsets)), self.recurrent.shape[1]
+        pages = self.recurrent.num_pages // max(1, len(self.offsets))
+        out = {}
+        for i, offset in enumerate(self.offsets):
+            conv = np.stack([row.download(device) for row in self.conv_rows[i]])
+            raw = device.read_pages(self.recurrent, i * pages, pages)
+            out[offset] = (conv, from_device_bytes(raw, FP32, (rows, width)))
+        return out
+
+
 class _KindReports(list):
     """The `reports` list the ops append to: each report's modeled time goes to `kind` in `times`."""
 
@@ -254,10 +288,12 @@ class LayerRunner:
     """One layer's programs on device tensors: the piece the stack and the TTFT benchmark share."""
 
     def __init__(self, config: ModelConfig, device, *, gdn_chunk: int, gdn_fidelity: MathFidelity,
-                 attention_fidelity: MathFidelity, times: OpTimes):
+                 attention_fidelity: MathFidelity, times: OpTimes, reduce=None):
         from ttprefill.ops.attention import FlashAttentionConfig
 
         self.config, self.device, self.times = config, device, times
+        # reduce(scratch, partial): the sum over chips of a row-parallel projection's output (identity on one chip)
+        self.reduce = reduce or (lambda s, partial: partial)
         self.gdn_chunk, self.gdn_fidelity = gdn_chunk, gdn_fidelity
         self.attention_config = FlashAttentionConfig(math_fidelity=attention_fidelity)
 
@@ -286,16 +322,24 @@ class LayerRunner:
         h = self.norm(s, x, lw.post_norm, out=s.alloc(x.shape))
         gate, up = self.linear(s, h, lw.gate_proj), self.linear(s, h, lw.up_proj)
         silu_mul(self.device, gate, up, out=gate, reports=self.r("rest"))
-        self.residual(x, self.linear(s, gate, lw.down_proj))
+        self.residual(x, self.reduce(s, self.linear(s, gate, lw.down_proj)))
 
-    def gdn_block(self, s: Scratch, x, lw: LayerWeights, state: GdnDeviceState) -> None:
-        from ttprefill.ops.gdn import allocate_scan_scratch, layer_programs
+    def gdn_block(self, s: Scratch, x, lw: LayerWeights, state: GdnDeviceState,
+                  checkpoints: tuple[int, ...] = ()) -> "GdnCheckpointTensors | None":
+        """checkpoints: token offsets inside the chunk (whole GDN chunks) whose states the block leaves on the
+        device, in s's tensors: the scan writes the recurrent states, and the conv state at offset p, the
+        pre-conv rows p - 3 .. p - 1, comes out of the qkv projection row by row (ops/layout's row extract)."""
+        from ttprefill.ops.gdn import allocate_scan_scratch, checkpoint_chunk_indices, layer_programs
         from ttprefill.ops.gdn.programs import LayerTensors
         from ttprefill.ops.gdn.shapes import ScanShape
+        from ttprefill.ops.layout import extract_row
 
         cfg, w = self.config, lw.mixer
         T = x.shape[0]
         dims = cfg.gdn_dims
+        chunk_indices, _ = checkpoint_chunk_indices(checkpoints, T, self.gdn_chunk)
+        if len(chunk_indices) != len(checkpoints):
+            raise DeviceStackError(f"GDN checkpoints {list(checkpoints)} must lie strictly inside the chunk of {T}")
         h = self.norm(s, x, lw.input_norm, out=s.alloc(x.shape))
         qkv, z = self.linear(s, h, w.in_qkv), self.linear(s, h, w.in_z)
         b, a = self.linear(s, h, w.in_b), self.linear(s, h, w.in_a)
@@ -308,12 +352,21 @@ class LayerRunner:
                          beta=s.alloc((T, hv), FP32), scratch=scratch, o=s.alloc((T, hv * dims.value_dim)),
                          y=s.alloc((T, hv * dims.value_dim)), conv_state_out=state.conv_next,
                          final_state=state.rec_next,
-                         checkpoints=s.alloc((hv * dims.key_dim, dims.value_dim), FP32))
+                         checkpoints=s.alloc((max(1, len(checkpoints)) * hv * dims.key_dim, dims.value_dim), FP32))
         reports = self.r("gdn")
-        for program in layer_programs(self.device, dims, T, self.gdn_chunk, t, (), fidelity=self.gdn_fidelity):
+        for program in layer_programs(self.device, dims, T, self.gdn_chunk, t, chunk_indices,
+                                      fidelity=self.gdn_fidelity):
             reports.append(self.device.run(program))
+        kept = None
+        if checkpoints:
+            width = state.conv.shape[0]
+            rows = [[extract_row(self.device, qkv, p - width + r, reports=reports) for r in range(width)]
+                    for p in checkpoints]
+            s.tensors += [row.tensor for per in rows for row in per]
+            kept = GdnCheckpointTensors(tuple(checkpoints), rows, t.checkpoints)
         state.swap()
-        self.residual(x, self.linear(s, t.y, w.out_proj))
+        self.residual(x, self.reduce(s, self.linear(s, t.y, w.out_proj)))
+        return kept
 
     def attention_block(self, s: Scratch, x, lw: LayerWeights, cache, table, context: ChunkContext,
                         rope_tables) -> None:
@@ -349,15 +402,18 @@ class LayerRunner:
         att.append(self.device.run(flash_attention_program(self.device, q_h, cache, table, o_h, p0=p0, sq=T,
                                                            gate=gate_h, scale=attention_scale(cfg), plan=plan)))
         o = merge_heads(self.device, o_h, s.alloc((T, Hq * D)), reports=layout)
-        self.residual(x, self.linear(s, o, w.o_proj))
+        self.residual(x, self.reduce(s, self.linear(s, o, w.o_proj)))
 
 
 class DeviceStack:
-    """The model on one device. forward() has HybridStack's contract for one chunk; state lives here."""
+    """The model on one device, or tensor-parallel over every chip of a mesh (model/tensor_parallel_device.py:
+    each chip runs one chip's programs on its share). forward() has HybridStack's contract for one chunk; state
+    lives here."""
 
     def __init__(self, config: ModelConfig, weights: dict[str, np.ndarray], device, *, num_pages: int,
                  page_tokens: int, weight_format: str, gdn_chunk: int, gdn_fidelity: MathFidelity,
                  attention_fidelity: MathFidelity, page_format: DataFormat):
+        from ttprefill.model.tensor_parallel_device import chip_split
         from ttprefill.ops.attention import KVCache
         from ttprefill.ops.linear import ChunkedDenseWeight
 
@@ -366,28 +422,35 @@ class DeviceStack:
         if page_tokens % TILE:
             raise DeviceStackError(f"pages of {page_tokens} tokens: the device keeps K/V in whole 32-token tiles")
         self.config, self.device = config, device
+        # what one chip holds and runs; `copies`: the chips an upload writes (a per-chip tensor's bytes times it)
+        self.split = chip_split(config, device)
+        self.chip_config, self.copies = self.split.chip_config, self.split.copies
         self.times, self.traffic, self.setup = OpTimes(), ChunkTraffic(), ChunkTraffic()
         self.rope = None
         self.models_time = device.capabilities.models_time
         self.embed = np.asarray(weights["model.embed_tokens.weight"], np.float32)  # host gather
         self.src = WeightSource(device, weights, WEIGHT_FORMATS[weight_format])
+        chip, each_chip = self.chip_config, self.split.each_chip
+        head_name = "model.embed_tokens.weight" if config.tie_word_embeddings else "lm_head.weight"
         try:
-            self.layers = [layer_weights(self.src, config, i) for i in range(config.num_layers)]
-            self.final_norm = self.src.norm(self.src.array("model.norm.weight"))
-            head = self.embed if config.tie_word_embeddings else self.src.array("lm_head.weight")
-            self.lm_head = ChunkedDenseWeight.upload(device, head, WEIGHT_FORMATS[weight_format])
+            self.layers = [each_chip(self.src, lambda s, i=i: layer_weights(s, chip, i))
+                           for i in range(config.num_layers)]
+            self.final_norm = each_chip(self.src, lambda s: s.norm(s.array("model.norm.weight")))
+            self.lm_head = each_chip(self.src, lambda s: ChunkedDenseWeight.upload(
+                s.device, s.array(head_name), WEIGHT_FORMATS[weight_format]))
             self.src.tensors.append(self.lm_head)
-            self.kv = {i: KVCache.create(device, num_pages, page_tokens, config.attn_num_kv_heads,
-                                         config.attn_head_dim, page_format) for i in config.attention_layers}
+            self.kv = {i: KVCache.create(device, num_pages, page_tokens, chip.attn_num_kv_heads,
+                                         chip.attn_head_dim, page_format) for i in config.attention_layers}
         except Exception:
             self.src.free()
             raise
         self.weight_bytes = sum(t.nbytes if isinstance(t, DeviceTensor) else _weight_nbytes(t)
                                 for t in self.src.tensors)
-        self.setup.add("down", "weights", self.weight_bytes)
-        self.runner = LayerRunner(config, device, gdn_chunk=gdn_chunk, gdn_fidelity=gdn_fidelity,
-                                  attention_fidelity=attention_fidelity, times=self.times)
+        self.setup.add("down", "weights", self.weight_bytes * self.copies)
+        self.runner = LayerRunner(chip, device, gdn_chunk=gdn_chunk, gdn_fidelity=gdn_fidelity,
+                                  attention_fidelity=attention_fidelity, times=self.times, reduce=self.split.reduce)
         self._states: dict[int, tuple[ModelState, dict[int, GdnDeviceState]]] = {}  # id(state) -> its layers
+        self._tables: dict[int, tuple[ModelState, object]] = {}  # id(state) -> its ResidentPageTable
         self.page_tokens = page_tokens
         if config.attention_layers:
             try:  # every position the K/V pages can hold
@@ -398,7 +461,12 @@ class DeviceStack:
 
     @property
     def modeled_s(self) -> float:
-        return self.times.total_s
+        """The programs' modeled time and the collectives' (which do not overlap them: device/mesh.py)."""
+        return self.times.total_s + self.collectives.seconds
+
+    @property
+    def collectives(self):
+        return self.split.collectives
 
     # ---- state
     def _device_state(self, state: ModelState) -> dict[int, GdnDeviceState]:
@@ -409,10 +477,10 @@ class DeviceStack:
         for i in self.config.gdn_layers:
             conv = state.conv_states[i].numpy().astype(np.float32)
             rec = state.recurrent_states[i].numpy().astype(np.float32)
-            dev[i] = GdnDeviceState(self.device.upload(conv, BF16), self.device.allocate(conv.shape, BF16),
-                                    self.device.upload(rec.reshape(-1, rec.shape[-1]), FP32),
-                                    self.device.allocate((rec.shape[0] * rec.shape[1], rec.shape[2]), FP32))
-            self.traffic.add("down", "gdn_state_restore", dev[i].conv.nbytes + dev[i].rec.nbytes)
+            conv_t, rec_t = self.split.upload_gdn_state(self.device, conv, rec)
+            dev[i] = GdnDeviceState(conv_t, self.device.allocate(conv_t.shape, BF16),
+                                    rec_t, self.device.allocate(rec_t.shape, FP32))
+            self.traffic.add("down", "gdn_state_restore", (conv_t.nbytes + rec_t.nbytes) * self.copies)
         self._states[id(state)] = (state, dev)
         return dev
 
@@ -423,10 +491,10 @@ class DeviceStack:
             return 0
         moved = 0
         for i, d in held[1].items():
-            conv, rec = self.device.download(d.conv), self.device.download(d.rec)
+            conv, rec = self.split.download_gdn_state(self.device, d.conv, d.rec)
             state.conv_states[i] = torch.from_numpy(np.ascontiguousarray(conv, np.float32))
             state.recurrent_states[i] = torch.from_numpy(rec.reshape(state.recurrent_states[i].shape).copy())
-            moved += d.conv.nbytes + d.rec.nbytes
+            moved += (d.conv.nbytes + d.rec.nbytes) * self.copies
         self.traffic.add("up", "gdn_checkpoint", moved)
         return moved
 
@@ -436,6 +504,9 @@ class DeviceStack:
             for d in held[1].values():
                 for t in d.tensors():
                     self.device.free(t)
+        table = self._tables.pop(id(state), None)
+        if table is not None:
+            table[1].free()
 
     def new_state(self) -> ModelState:
         return ModelState.empty(self.config)
@@ -443,6 +514,8 @@ class DeviceStack:
     def free(self) -> None:
         for key in list(self._states):
             self.release(self._states[key][0])
+        for key in list(self._tables):
+            self.release(self._tables[key][0])
         for cache in self.kv.values():
             cache.free()
         self.kv = {}
@@ -456,8 +529,6 @@ class DeviceStack:
     def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True):
         """Runs one chunk and advances `state`; returns the last token's logits [vocab] (fp32 torch) when
         need_logits, else None (the LM head then does not run)."""
-        from ttprefill.ops.attention import upload_page_table
-
         cfg = self.config
         tokens = np.asarray(tokens, np.int64).reshape(-1)
         T = len(tokens)
@@ -470,28 +541,57 @@ class DeviceStack:
         if T and (tokens.min() < 0 or tokens.max() >= cfg.vocab_size):
             raise DeviceStackError(f"token ids must be in [0, {cfg.vocab_size})")
         states = self._device_state(state)
+        offsets = tuple(context.checkpoint_offsets(self.runner.gdn_chunk))
+        state.checkpoints = {p: ModelState(p) for p in context.checkpoints}
         s = Scratch(self.device)
         try:
             x = s.upload(self.embed[tokens], BF16)
-            self.traffic.add("down", "embeddings", x.nbytes)
+            self.traffic.add("down", "embeddings", x.nbytes * self.copies)
             table = rope = None
             if cfg.attention_layers:
-                context.check_page_table(self.page_tokens)
-                table = upload_page_table(self.device, list(context.page_table))
-                s.tensors.append(table)
-                self.traffic.add("down", "page_table", table.nbytes)
+                table = self._page_table(state, context)
                 rope = self._rope_tables(context)
             # Each block's temporaries are freed when it ends: a chunk holds x plus one block's working set.
             for i, lw in enumerate(self.layers):
                 if cfg.is_attention_layer(i):
                     self._block(self.runner.attention_block, x, lw, self.kv[i], table, context, rope)
                 else:
-                    self._block(self.runner.gdn_block, x, lw, states[i])
+                    self._block(self._gdn_block, x, lw, states[i], i, offsets, state)
                 self._block(self.runner.mlp_block, x, lw)
             state.num_tokens += T
             return self._last_logits(s, x) if need_logits else None
         finally:
             s.free()
+
+    def _gdn_block(self, s: Scratch, x, lw: LayerWeights, dev_state: GdnDeviceState, layer: int,
+                   offsets: tuple[int, ...], state: ModelState) -> None:
+        """A GDN block; the states at the chunk's checkpoints come up into state.checkpoints."""
+        kept = self.runner.gdn_block(s, x, lw, dev_state, offsets)
+        if kept is None:
+            return
+        start = state.num_tokens
+        for offset, (conv, rec) in self.split.download_checkpoints(self.device, kept).items():
+            checkpoint = state.checkpoints[start + offset]
+            checkpoint.conv_states[layer] = torch.from_numpy(conv)
+            checkpoint.recurrent_states[layer] = torch.from_numpy(rec.reshape(state.recurrent_states[layer].shape))
+        self.traffic.add("up", "gdn_checkpoint", kept.nbytes * self.copies)
+
+    def _page_table(self, state: ModelState, context: ChunkContext):
+        """The request's resident page table, its entries up to the chunk's last page brought up to date (only
+        the ones it does not hold yet are written, by the update program)."""
+        from ttprefill.ops.attention import ResidentPageTable, check_page_table
+
+        context.check_page_table(self.page_tokens)
+        pages = list(context.page_table)
+        check_page_table(self.kv[self.config.attention_layers[0]], pages, context.end)  # ids inside the pool
+        held = self._tables.get(id(state))  # holding the state keeps its id from being reused
+        if held is not None and not held[1].fits(len(pages)):  # a table of another size: the kernels' shape
+            self._tables.pop(id(state))[1].free()
+            held = None
+        if held is None:
+            held = self._tables[id(state)] = (state, ResidentPageTable(self.device, len(pages)))
+        held[1].sync(pages, -(-context.end // self.page_tokens), reports=self.runner.r("rest"))
+        return held[1].tensor
 
     def _block(self, run, *args) -> None:
         block = Scratch(self.device)
@@ -509,8 +609,8 @@ class DeviceStack:
             self.rope = None
         self.rope = RopeTables.upload(self.device, np.arange(positions), self.config.rotary_dim,
                                       self.config.rope_theta)
-        self.setup.add("down", "rope_tables", self.rope.nbytes)
-        return self.rope.nbytes
+        self.setup.add("down", "rope_tables", self.rope.nbytes * self.copies)
+        return self.rope.nbytes * self.copies
 
     def _rope_tables(self, context: ChunkContext):
         """The resident tables, grown (re-uploaded for twice the positions, or the chunk's end if more) when a
@@ -536,9 +636,10 @@ class DeviceStack:
             # only the last token's row comes up (bf16, row-major pages), not the tile row of 32 tokens
             row = extract_row(self.device, out, T - 1 - row0, reports=self.runner.r("rest"))
             s.tensors.append(row.tensor)
-            parts.append(row.download(self.device))
-            self.traffic.add("up", "logits", row.nbytes)
-        return torch.from_numpy(np.concatenate(parts).astype(np.float32))
+            values, nbytes = self.split.download_row(self.device, s, row)  # on a mesh: the chips' rows gathered
+            parts.append(values)
+            self.traffic.add("up", "logits", nbytes)
+        return torch.from_numpy(self.split.assemble_logits(parts).astype(np.float32))
 
 
 def _weight_nbytes(w) -> int:

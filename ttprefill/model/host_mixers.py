@@ -16,7 +16,7 @@ import torch
 
 from ttprefill.model import torch_ops
 from ttprefill.model.config import ModelConfig
-from ttprefill.model.stack import ChunkContext, ModelState, attention_scale
+from ttprefill.model.stack import ChunkContext, ModelState, attention_scale, keep_gdn_checkpoints
 from ttprefill.reference.gdn import GdnLayerParams
 
 
@@ -51,13 +51,18 @@ class HostMixers:
     def __init__(self, config: ModelConfig, num_pages: int, page_tokens: int, gdn_chunk: int):
         self.page_tokens = page_tokens
         self.scale = attention_scale(config)
+        self.gdn_chunk = gdn_chunk
         self.scan = partial(torch_ops.gdn_scan_chunked, chunk=gdn_chunk)
         self.kv = {i: HostKVCache(num_pages, page_tokens, config.attn_num_kv_heads, config.attn_head_dim)
                    for i in config.attention_layers}
 
     def gdn_layer_core(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
+        kept, conv_before = {}, state.conv_states[layer]
+        offsets = context.checkpoint_offsets(self.gdn_chunk)
+        scan = torch_ops.scan_keeping_states(self.scan, offsets, kept) if offsets else self.scan
         y, state.conv_states[layer], state.recurrent_states[layer] = torch_ops.gdn_layer_core(
-            qkv, z, a, b, params, state.conv_states[layer], state.recurrent_states[layer], self.scan)
+            qkv, z, a, b, params, conv_before, state.recurrent_states[layer], scan)
+        keep_gdn_checkpoints(state, layer, context, conv_before, qkv, kept)
         return y
 
     def attention(self, layer, q, k, v, state: ModelState, context: ChunkContext):

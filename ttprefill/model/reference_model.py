@@ -23,7 +23,7 @@ import torch
 
 from ttprefill.model import torch_ops
 from ttprefill.model.config import ModelConfig
-from ttprefill.model.stack import ChunkContext, HybridStack, ModelState, attention_scale
+from ttprefill.model.stack import ChunkContext, HybridStack, ModelState, attention_scale, keep_gdn_checkpoints
 from ttprefill.ops.gdn import DEFAULT_CHUNK
 from ttprefill.reference.gdn import GdnLayerParams
 
@@ -42,8 +42,12 @@ class ReferenceMixers:
         self.attend = attention
 
     def gdn_layer_core(self, layer, qkv, z, a, b, params: GdnLayerParams, state: ModelState, context: ChunkContext):
+        kept, conv_before = {}, state.conv_states[layer]
+        offsets = context.checkpoint_offsets()
+        scan = torch_ops.scan_keeping_states(self.gdn_scan, offsets, kept) if offsets else self.gdn_scan
         y, state.conv_states[layer], state.recurrent_states[layer] = torch_ops.gdn_layer_core(
-            qkv, z, a, b, params, state.conv_states[layer], state.recurrent_states[layer], self.gdn_scan)
+            qkv, z, a, b, params, conv_before, state.recurrent_states[layer], scan)
+        keep_gdn_checkpoints(state, layer, context, conv_before, qkv, kept)
         return y
 
     def attention(self, layer, q, k, v, state: ModelState, context: ChunkContext):

@@ -43,6 +43,9 @@ class ModelState:
     recurrent_states: dict[int, torch.Tensor] = field(default_factory=dict)  # GDN layer -> [HV, K, V]
     keys: dict[int, torch.Tensor] = field(default_factory=dict)  # attn layer -> [num_tokens, Hkv, D]
     values: dict[int, torch.Tensor] = field(default_factory=dict)  # attn layer -> [num_tokens, Hkv, D]
+    # The GDN states at the last chunk's ChunkContext.checkpoints (positions inside it), each a ModelState of
+    # conv and recurrent states only; a chunk's forward replaces them, the engine hands them to the prefix cache.
+    checkpoints: dict[int, "ModelState"] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, config: ModelConfig, dtype: torch.dtype = torch.float32) -> "ModelState":
@@ -78,10 +81,25 @@ class ChunkContext:
     start: int  # prompt position of the chunk's first token (= tokens already in the state)
     num_tokens: int
     page_table: tuple[int, ...] = ()  # the request's attention pages in token order (paged mixers)
+    # Positions strictly inside the chunk whose GDN states the mixers keep (ModelState.checkpoints); each a
+    # whole number of GDN chunks from `start`, so the scan passes through it.
+    checkpoints: tuple[int, ...] = ()
 
     @property
     def end(self) -> int:
         return self.start + self.num_tokens
+
+    def checkpoint_offsets(self, gdn_chunk: int | None = None) -> list[int]:
+        """The checkpoints as token offsets in the chunk; refuses positions outside (start, end) or, given
+        the scan's chunk, off its chunk boundaries."""
+        offsets = [p - self.start for p in self.checkpoints]
+        if offsets != sorted(set(offsets)) or any(not 0 < o < self.num_tokens for o in offsets):
+            raise ValueError(f"checkpoints {list(self.checkpoints)} must be ascending positions inside the chunk "
+                             f"({self.start}, {self.end}); the state at the chunk's end is the state it leaves")
+        if gdn_chunk and any(o % gdn_chunk for o in offsets):
+            raise ValueError(f"checkpoints {list(self.checkpoints)} must be whole GDN chunks ({gdn_chunk} tokens) "
+                             f"from the chunk's start {self.start}")
+        return offsets
 
     def positions(self) -> torch.Tensor:
         return torch.arange(self.start, self.end)
@@ -148,6 +166,7 @@ class HybridStack:
         tokens = torch.as_tensor(np.asarray(tokens), dtype=torch.long).reshape(-1)
         self._check_chunk(tokens, state, context)
         x = self.w["model.embed_tokens.weight"][tokens]
+        state.checkpoints = {p: ModelState(p) for p in context.checkpoints}
         for i in range(cfg.num_layers):
             p = layer_prefix(i)
             h = self._norm(x, p + "input_layernorm.weight")
@@ -225,6 +244,19 @@ class HybridStack:
         o = self.mixers.attention(i, q, k, v, state, context)
         o = o * torch.sigmoid(gate)
         return self._linear(o.reshape(T, Hq * D), p + "o_proj.weight")
+
+
+def keep_gdn_checkpoints(state: ModelState, layer: int, context: ChunkContext, conv_before: torch.Tensor,
+                         qkv_preconv: torch.Tensor, recurrent: dict[int, torch.Tensor]) -> None:
+    """Stores GDN layer `layer`'s states at the chunk's checkpoints in state.checkpoints: the recurrent state
+    after `offset` tokens (recurrent[offset], from the scan) and the conv state there, the kernel - 1 pre-conv
+    rows before it (from the chunk's rows, or the carried conv state when it reaches back that far)."""
+    history = torch.cat([conv_before, qkv_preconv], dim=0)  # row r holds position start - (kernel - 1) + r
+    width = conv_before.shape[0]
+    for position in context.checkpoints:
+        offset = position - context.start
+        state.checkpoints[position].conv_states[layer] = history[offset:offset + width].clone()
+        state.checkpoints[position].recurrent_states[layer] = recurrent[offset]
 
 
 def attention_scale(config: ModelConfig) -> float:

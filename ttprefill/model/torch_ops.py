@@ -106,6 +106,24 @@ def gdn_scan_chunked(q, k, v, g, beta, initial_state, chunk: int):
     return o.movedim(0, 1).contiguous(), h
 
 
+def scan_keeping_states(scan, offsets, states: dict):
+    """`scan` run in pieces that end at each of `offsets` (0 < offset < T, ascending), carrying the state;
+    the state after each piece goes to states[offset]. With offsets on the chunked scan's chunk boundaries
+    every chunk sees what it sees in one call: the chunked form carries the state between chunks anyway."""
+
+    def run(q, k, v, g, beta, state):
+        outs, first = [], 0
+        for end in [*offsets, q.shape[0]]:
+            o, state = scan(q[first:end], k[first:end], v[first:end], g[first:end], beta[first:end], state)
+            outs.append(o)
+            if end < q.shape[0]:
+                states[end] = state.clone()
+            first = end
+        return torch.cat(outs, dim=0), state
+
+    return run
+
+
 def gdn_layer_core(qkv_preconv, z, a, b, params: GdnLayerParams, conv_state, recurrent_state, scan):
     """Conv -> split -> gates -> l2norm/scale -> scan -> gated norm, between in- and out-proj.
 
