@@ -46,11 +46,17 @@ def _hf_last_logits(tokens) -> np.ndarray:
         return model(input_ids=torch.tensor([tokens])).logits[0, -1].numpy()
 
 
-def test_device_prefill_and_torch_reference_match_transformers(tmp_path, capsys):
+def write_tiny_model(tmp_path):
+    """The tiny model as a checkpoint folder (config.json + safetensors), as `prefill --model DIR` reads it."""
     folder = tmp_path / "tiny-model"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(_hf_config_dict(TINY)))
     save_safetensors(WEIGHTS, folder)
+    return folder
+
+
+def test_device_prefill_and_torch_reference_match_transformers(tmp_path, capsys):
+    folder = write_tiny_model(tmp_path)
     tokens = np.random.default_rng(8).integers(0, TINY.vocab_size, 150).tolist()
     (tmp_path / "tokens.txt").write_text(" ".join(map(str, tokens)))
     hf = _hf_last_logits(tokens)

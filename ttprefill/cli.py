@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"prefix cache byte budget (default {defaults.cache_budget_bytes / 2**20:g})")
     prefill.add_argument("--weights", choices=["bf16", "bfp8"], default=None,
                          help=f"device weight matrices (default {EngineOptions.weight_format})")
+    prefill.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
+                         help="split the model tensor-parallel over ROWSxCOLS simulated chips (1x2 n300; 2x4 or 1x8 "
+                              "T3000); default 1x1, one chip")
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 

@@ -113,9 +113,27 @@ def prefill_main(args) -> int:
 
     tokens = read_tokens(args)
     options = engine_options(args)
-    plan = (lambda config: check_memory_plan(config, options)) if args.backend in DEVICE_BACKENDS else None
-    config, weights, key = load_model(args.model, before_weights=plan)
-    engine = Engine(config, weights, backend=args.backend, options=options, model_key=key)
+    mesh = tuple(getattr(args, "mesh", None) or (1, 1))
+    chips = mesh[0] * mesh[1]
+    if chips > 1 and args.backend != "sim":
+        raise EngineError(f"--mesh {mesh[0]}x{mesh[1]} splits the model over simulated chips: use --backend sim "
+                          "(or leave --mesh out)")
+
+    def before_weights(config):
+        if chips > 1:
+            from ttprefill.model.tensor_parallel import TensorParallelPlan
+
+            TensorParallelPlan(config, chips)  # a model the mesh cannot split is refused with the sizes that work
+        check_memory_plan(config, options, chips=chips)
+
+    config, weights, key = load_model(args.model,
+                                      before_weights=before_weights if args.backend in DEVICE_BACKENDS else None)
+    device = None
+    if chips > 1:
+        from ttprefill.device.backends import open_device
+
+        device = open_device(args.backend, mesh_shape=mesh)
+    engine = Engine(config, weights, backend=args.backend, options=options, model_key=key, device=device)
     result = engine.prefill(tokens)
     if not np.all(np.isfinite(result.last_logits)):
         raise EngineError(f"the prefill gave non-finite logits (NaN/Inf) on backend {args.backend}: the weights or "
@@ -136,7 +154,10 @@ def prefill_main(args) -> int:
         "host_bytes_up": result.host_bytes_up,
         "checkpoint_bytes_up": result.checkpoint_bytes_up,
         "checkpoint_bytes_down": result.checkpoint_bytes_down,
+        "mesh": list(mesh),
     }
+    if engine.on_device:  # the tensor-parallel split's all-reduces and logits gather (none on one chip), modeled
+        out["collectives"] = engine.model.collectives.as_dict()
     if result.modeled_device_s is not None:
         out["modeled_s"] = result.modeled_device_s
     if args.json:
