@@ -26,6 +26,7 @@ from ttprefill.device.program import (
     Semaphore,
 )
 from ttprefill.device.tensor import DeviceTensor
+from ttprefill.ops.upstream.matmul_mcast import IN0_NOC, IN1_NOC, receiver_halves
 
 EXAMPLES = KERNELS_DIR / "examples"
 SEM_IN0_READY, SEM_IN0_VALID, SEM_IN1_READY, SEM_IN1_VALID = 0, 1, 2, 3
@@ -64,10 +65,9 @@ def matmul_program(device, a: DeviceTensor, b: DeviceTensor, c: DeviceTensor, gr
         CircularBuffer(24, partial_fmt, partial_fmt.tile_bytes, mb * nb, cores),
         CircularBuffer(16, c.data_format, c.page_size, 2 * sub_h * sub_w, cores),
     ]
-    in0 = Kernel(EXAMPLES / "matmul_in0_reader.cpp", Role.RISCV_1, cores, a.accessor_args())
-    in1 = Kernel(EXAMPLES / "matmul_in1_writer.cpp", Role.RISCV_0, cores, b.accessor_args() + c.accessor_args())
     compute = Kernel(EXAMPLES / "matmul_compute.cpp", Role.COMPUTE, cores, [num_kb, kb, mb, nb, sub_h, sub_w],
                      compute_config=ComputeConfig(fidelity, fp32_dest))
+    in0_args, in1_args = {}, {}
     for core in cores.cores():
         x, y = core.x, core.y
         row_sender = device.worker_noc_coord(CoreCoord(0, y))
@@ -76,15 +76,30 @@ def matmul_program(device, a: DeviceTensor, b: DeviceTensor, c: DeviceTensor, gr
         row_hi = device.worker_noc_coord(CoreCoord(gx - 1, y))
         col_lo = device.worker_noc_coord(CoreCoord(x, 1 if gy > 1 else 0))
         col_hi = device.worker_noc_coord(CoreCoord(x, gy - 1))
-        # in0 multicasts on NoC 1 (its reader's NoC), which names a rectangle from the high corner to the
-        # low one; in1 multicasts on NoC 0, from low to high.
-        in0.runtime_args[core] = [a.address, kt, num_kb, kb, mb, y * mb, int(x == 0), *row_sender, *row_hi, *row_lo,
+        # in0 multicasts on IN0_NOC (1), which names a rectangle from the high corner to the low one; in1 on
+        # IN1_NOC (0), from low to high. Only senders multicast, and no sender is among the swapped receivers.
+        in0_args[core] = [a.address, kt, num_kb, kb, mb, y * mb, int(x == 0), *row_sender, *row_hi, *row_lo,
                                   gx - 1 if x == 0 else 0, SEM_IN0_READY, SEM_IN0_VALID]
-        in1.runtime_args[core] = [b.address, c.address, nt, num_kb, kb, nb, x * nb, int(y == 0), *col_sender, *col_lo,
+        in1_args[core] = [b.address, c.address, nt, num_kb, kb, nb, x * nb, int(y == 0), *col_sender, *col_lo,
                                   *col_hi, gy - 1 if y == 0 else 0, SEM_IN1_READY, SEM_IN1_VALID, mb, y * mb, sub_h,
                                   sub_w]
+    # NoCs as tt-metal's 2D-multicast matmul factory assigns them (ops/upstream/matmul_mcast.py): in0 on
+    # IN0_NOC, in1 (which also writes C) on IN1_NOC, swapped on the right part of the receivers so that
+    # half of the output writes take the other NoC.
+    swapped = set(receiver_halves(gx, gy)[1])
+    kept = [core for core in cores.cores() if core not in swapped]
+    dataflow = []
+    for group, in0_noc, in1_noc in ((kept, IN0_NOC, IN1_NOC), (sorted(swapped), IN1_NOC, IN0_NOC)):
+        if not group:
+            continue
+        group_cores = CoreRangeSet.of(group)
+        dataflow.append(Kernel(EXAMPLES / "matmul_in0_reader.cpp", Role.RISCV_1, group_cores, a.accessor_args(),
+                               runtime_args={core: in0_args[core] for core in group}, noc=in0_noc))
+        dataflow.append(Kernel(EXAMPLES / "matmul_in1_writer.cpp", Role.RISCV_0, group_cores,
+                               b.accessor_args() + c.accessor_args(),
+                               runtime_args={core: in1_args[core] for core in group}, noc=in1_noc))
     sems = [Semaphore(i, cores, 0) for i in (SEM_IN0_READY, SEM_IN0_VALID, SEM_IN1_READY, SEM_IN1_VALID)]
-    return Program([in0, in1, compute], cbs, sems, inputs={"a": a, "b": b}, outputs={"c": c},
+    return Program([*dataflow, compute], cbs, sems, inputs={"a": a, "b": b}, outputs={"c": c},
                    name=f"matmul_{m}x{k}x{n}_{gx}x{gy}")
 
 

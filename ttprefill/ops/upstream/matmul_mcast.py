@@ -71,6 +71,17 @@ def _rect(x0: int, y0: int, x1: int, y1: int) -> list[CoreCoord]:
     return [CoreCoord(x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)]
 
 
+def receiver_halves(cols: int, rows: int) -> tuple[list[CoreCoord], list[CoreCoord]]:
+    """The cores that receive both inputs (neither in the sender column nor the sender row), split as the
+    factory splits them: the left part keeps in0 on IN0_NOC and in1 on IN1_NOC, the right part swaps the
+    two. Not exactly half and half: the factory's split (it found this faster for fused QKV and self-out)."""
+    split_half = cols > 2 and rows > 1
+    half_core = cols // 2 if split_half else cols - 1
+    left = _rect(1, 1, half_core, rows - 1) if cols > 1 and rows > 1 else []
+    right = _rect(half_core + 1, 1, cols - 1, rows - 1) if split_half else []
+    return left, right
+
+
 def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: int, in0_block_w: int,
                             out_subblock_h: int, out_subblock_w: int,
                             out_block_h: int | None = None, out_block_w: int | None = None,
@@ -120,11 +131,7 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
     in1_sender = _rect(0, 0, cols - 1, 0)
     in0_sender_in1_receiver = _rect(0, 1, 0, rows - 1) if rows > 1 else []
     in0_receiver_in1_sender = _rect(1, 0, cols - 1, 0) if cols > 1 else []
-    # Not exactly half and half: the factory's split (it found this faster for fused QKV and self-out).
-    split_half = cols > 2 and rows > 1
-    half_core = cols // 2 if split_half else cols - 1
-    left_half = _rect(1, 1, half_core, rows - 1) if cols > 1 and rows > 1 else []
-    other_half = _rect(half_core + 1, 1, cols - 1, rows - 1) if split_half else []
+    left_half, other_half = receiver_halves(cols, rows)
     in0_receiver = in0_receiver_in1_sender + left_half
     in1_receiver = in0_sender_in1_receiver + left_half
 
