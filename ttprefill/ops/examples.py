@@ -79,10 +79,9 @@ def matmul_program(device, a: DeviceTensor, b: DeviceTensor, c: DeviceTensor, gr
         # in0 multicasts on IN0_NOC (1), which names a rectangle from the high corner to the low one; in1 on
         # IN1_NOC (0), from low to high. Only senders multicast, and no sender is among the swapped receivers.
         in0_args[core] = [a.address, kt, num_kb, kb, mb, y * mb, int(x == 0), *row_sender, *row_hi, *row_lo,
-                                  gx - 1 if x == 0 else 0, SEM_IN0_READY, SEM_IN0_VALID]
+                          gx - 1 if x == 0 else 0, SEM_IN0_READY, SEM_IN0_VALID]
         in1_args[core] = [b.address, c.address, nt, num_kb, kb, nb, x * nb, int(y == 0), *col_sender, *col_lo,
-                                  *col_hi, gy - 1 if y == 0 else 0, SEM_IN1_READY, SEM_IN1_VALID, mb, y * mb, sub_h,
-                                  sub_w]
+                          *col_hi, gy - 1 if y == 0 else 0, SEM_IN1_READY, SEM_IN1_VALID, mb, y * mb, sub_h, sub_w]
     # NoCs as tt-metal's 2D-multicast matmul factory assigns them (ops/upstream/matmul_mcast.py): in0 on
     # IN0_NOC, in1 (which also writes C) on IN1_NOC, swapped on the right part of the receivers so that
     # half of the output writes take the other NoC.

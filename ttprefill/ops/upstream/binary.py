@@ -16,12 +16,15 @@ case (no sharding, no activations, FPU op):
         Ht, Wt, collapsed dims}
 CBs c_0, c_1, c_2 of two tiles each in the tensors' formats; defines SRC_SHARDED=0, SRC_SHARDED_B=0,
 DST_SHARDED=0; output tiles split with split_work_to_cores (row-major cores); compute config HiFi4 with
-fp32 DST when the output is Float32.
+fp32 DST when the output is Float32. The reader on NoC 0 and the writer on NoC 1, as the factory's
+ReaderDataMovementConfig / WriterDataMovementConfig put them on Wormhole.
 """
 
 from __future__ import annotations
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreRangeSet,
@@ -87,10 +90,10 @@ def binary_ng_program(a, b, out, op: str, *, grid: tuple[int, int] = (1, 1), rel
         kernel_path(READER), Role.RISCV_1, cores, [*a.accessor_args(), *b.accessor_args(), 0],
         defines={"SRC_SHARDED": "0", "SRC_SHARDED_B": "0"},
         runtime_args={core: [a.address, s, a.num_pages, k, 0, *sa, d, n, c, ht, wt, cnd,
-                             b.address, *sb, b.num_pages, wt, wt] for core, k, s in work})
+                             b.address, *sb, b.num_pages, wt, wt] for core, k, s in work}, noc=DRAM_READ_NOC)
     writer = Kernel(
         kernel_path(WRITER), Role.RISCV_0, cores, [*out.accessor_args(), 0], defines={"DST_SHARDED": "0"},
-        runtime_args={core: [out.address, s, k, 0, d, n, c, ht, wt, cnd] for core, k, s in work})
+        runtime_args={core: [out.address, s, k, 0, d, n, c, ht, wt, cnd] for core, k, s in work}, noc=DRAM_WRITE_NOC)
     defines = {"BINARY_OP": f"{op}_tiles", "BINARY_OP_TYPE": f"EltwiseBinaryType::ELW{OPS[op]}",
                "PROCESS_LHS_ACTIVATIONS(i)": "", "PROCESS_RHS_ACTIVATIONS(i)": "",
                "PROCESS_POST_ACTIVATIONS(i)": ""}
@@ -134,10 +137,10 @@ def binary_ng_bcast_program(a, b, out, op: str, bcast: str, *, grid: tuple[int, 
         kernel_path(KDIR + f"kernels_ng/dataflow/reader_interleaved_{bcast}_bcast.cpp"), Role.RISCV_1, cores,
         [*a.accessor_args(), *b.accessor_args(), 0], defines=dict(flags),
         runtime_args={core: [a.address, s, a.num_pages, k, 0, *_strides(a), 1, n, c, ht, wt, 1,
-                             b.address, *_strides(b), b.num_pages] for core, k, s in work})
+                             b.address, *_strides(b), b.num_pages] for core, k, s in work}, noc=DRAM_READ_NOC)
     writer = Kernel(
         kernel_path(WRITER), Role.RISCV_0, cores, [*out.accessor_args(), 0], defines={"DST_SHARDED": "0"},
-        runtime_args={core: [out.address, s, k, 0, 1, n, c, ht, wt, 1] for core, k, s in work})
+        runtime_args={core: [out.address, s, k, 0, 1, n, c, ht, wt, 1] for core, k, s in work}, noc=DRAM_WRITE_NOC)
     freq = {"col": wt, "row": 1, "scalar": ht * wt}[bcast]
     args = {core: [k, freq, s % freq] if bcast != "row" else [k] for core, k, s in work}
     defines = {"BINARY_OP": f"{op}_tiles", "BINARY_OP_TYPE": f"EltwiseBinaryType::ELW{OPS[op]}",

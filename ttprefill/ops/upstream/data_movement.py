@@ -16,6 +16,11 @@ tensors (ttnn/cpp/ttnn/operations/eltwise/unary/device/unary_program_factory.cpp
 (data_movement/copy/device/copy_same_memory_config_program_factory.cpp, tiled and without a format
 change): reader_unary_start_id.cpp and writer_unary_start_id.cpp, the writer taking the buffer it drains
 (c_0) as its first compile-time arg.
+
+NoCs: every factory mirrored here gives its reader tt-metal's reader configuration and its writer the
+writer configuration (ReaderDataMovementConfig / ReaderConfigDescriptor / create_reader_datamovement_config
+and the writer counterparts), which on Wormhole put the reader on NoC 0 and the writer on NoC 1
+(DRAM_READ_NOC, DRAM_WRITE_NOC).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     TensorBinding,
     ComputeConfig,
@@ -86,9 +93,9 @@ def unary_interleaved_program(src, dst, *, grid: tuple[int, int] = (1, 1), compu
         CircularBuffer(CB_OUT, dst.data_format, dst.page_size, 2, cores),
     ]
     reader = Kernel(kernel_path(UNARY_READER), Role.RISCV_1, cores, src.accessor_args(),
-                    runtime_args={c: [src.address, n, s] for c, n, s in work})
+                    runtime_args={c: [src.address, n, s] for c, n, s in work}, noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(UNARY_WRITER), Role.RISCV_0, cores, [CB_OUT, *dst.accessor_args()],
-                    runtime_args={c: [dst.address, n, s] for c, n, s in work})
+                    runtime_args={c: [dst.address, n, s] for c, n, s in work}, noc=DRAM_WRITE_NOC)
     compute = Kernel(compute_source or kernel_path(UNARY_COMPUTE), Role.COMPUTE, cores, defines=dict(defines or {}),
                      runtime_args={c: [n, 0, 0] for c, n, _ in work},
                      compute_config=ComputeConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=fp32_dest_acc_en))
@@ -108,9 +115,10 @@ def copy_interleaved_program(src, dst, *, grid: tuple[int, int] = (1, 1), backwa
     defines = {"BACKWARDS": "1"} if backwards else {}
     cbs = [CircularBuffer(CB_IN, src.data_format, src.page_size, 2, cores)]
     reader = Kernel(kernel_path(COPY_READER), Role.RISCV_1, cores, src.accessor_args(), defines=dict(defines),
-                    runtime_args={c: [src.address, n, s] for c, n, s in work})
+                    runtime_args={c: [src.address, n, s] for c, n, s in work}, noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(COPY_WRITER), Role.RISCV_0, cores, [CB_IN, *dst.accessor_args()],
-                    defines=dict(defines), runtime_args={c: [dst.address, n, s] for c, n, s in work})
+                    defines=dict(defines), runtime_args={c: [dst.address, n, s] for c, n, s in work},
+                    noc=DRAM_WRITE_NOC)
     return Program(kernels=[reader, writer], circular_buffers=cbs, inputs={"input": src}, outputs={"output": dst},
                    name=name)
 
@@ -146,10 +154,10 @@ def copy_default_tilized_program(src, dst, *, grid: tuple[int, int] = (1, 1),
         writer_dfb = CB_COPY_OUT
     reader = Kernel(kernel_path(METAL2_READER), Role.RISCV_1, cores, runtime_arg_names=["num_pages", "start_id"],
                     runtime_args={c: [n, s] for c, n, s in work}, dfb_bindings={"in": CB_IN},
-                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)}, noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(METAL2_WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
                     runtime_args={c: [n, s] for c, n, s in work}, dfb_bindings={"out": writer_dfb},
-                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)}, noc=DRAM_WRITE_NOC)
     kernels = [reader, writer]
     if convert:
         kernels.append(Kernel(kernel_path(METAL2_COPY_COMPUTE), Role.COMPUTE, cores,
@@ -175,10 +183,11 @@ def concat_width_program(inputs, dst, *, name: str = "upstream_concat_width") ->
                     runtime_arg_names=["num_tiles", "start_tensor", "start_tensor_id"],
                     runtime_args={core: [n, 0, 0, *(t.tiles_w for t in inputs), *(0 for _ in inputs)]},
                     dfb_bindings={"in": CB_IN},
-                    tensor_bindings={"inputs": tuple(TensorBinding(tuple(t.accessor_args()), t.address) for t in inputs)})
+                    tensor_bindings={"inputs": tuple(TensorBinding(tuple(t.accessor_args()), t.address) for t in inputs)},
+                    noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(METAL2_WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
                     runtime_args={core: [n, 0]}, dfb_bindings={"out": CB_IN},
-                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)}, noc=DRAM_WRITE_NOC)
     cbs = [CircularBuffer(CB_IN, dst.data_format, dst.page_size, 2, cores)]
     return Program(kernels=[reader, writer], circular_buffers=cbs,
                    inputs={f"input{i}": t for i, t in enumerate(inputs)}, outputs={"output": dst}, name=name)

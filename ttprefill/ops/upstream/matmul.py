@@ -14,11 +14,15 @@ from tt-metal's generic-op test of that factory, test_generic_op.cpp):
 CBs c_0 (A's format) and c_1 (B's format) two tiles each, c_16 (the output's format) two tiles; output
 tiles split over the grid with split_work_to_cores, cores in column-major order (core i at
 (i / grid_y, i % grid_y)); compute config: HiFi4, bf16 DST (the factory's defaults), full DST sync.
+Both factories here give the reader ReaderConfigDescriptor and the writer WriterConfigDescriptor: NoC 0 and
+NoC 1 on Wormhole.
 """
 
 from __future__ import annotations
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreCoord,
@@ -71,9 +75,9 @@ def bmm_multicore_program(a, b, out, *, grid: tuple[int, int] = (1, 1),
         kernel_path(READER), Role.RISCV_1, cores, [last_ktile_w, last_ktile_h, *a.accessor_args(), *b.accessor_args()],
         named_compile_time_args={"cb_in0": CB_IN0, "cb_in1": CB_IN1},
         runtime_args={c: [a.address, b.address, mt, kt, nt, mt * kt, kt * nt, batch, bcast_b, s, n, mt * nt]
-                      for c, n, s in work})
+                      for c, n, s in work}, noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(UNARY_WRITER), Role.RISCV_0, cores, [CB_OUT, *out.accessor_args()],
-                    runtime_args={c: [out.address, n, s] for c, n, s in work})
+                    runtime_args={c: [out.address, n, s] for c, n, s in work}, noc=DRAM_WRITE_NOC)
     # One compute kernel per distinct tile count (the factory's two core groups).
     computes = []
     for count in sorted({n for _, n, _ in work}, reverse=True):
@@ -123,9 +127,10 @@ def bmm_multicore_reuse_program(a, b, out, *, per_core_m: int = 2, per_core_n: i
            CircularBuffer(CB_INTERMED0, out.data_format, out.page_size, per_core_m * per_core_n, crs)]
     names = {"cb_in0": CB_IN0, "cb_in1": CB_IN1, "cb_out": CB_OUT, "cb_intermed0": CB_INTERMED0}
     reader = Kernel(kernel_path(REUSE_READER), Role.RISCV_1, crs, [*a.accessor_args(), *b.accessor_args()],
-                    named_compile_time_args={"cb_in0": CB_IN0, "cb_in1": CB_IN1}, runtime_args=reader_args)
+                    named_compile_time_args={"cb_in0": CB_IN0, "cb_in1": CB_IN1}, runtime_args=reader_args,
+                    noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(REUSE_WRITER), Role.RISCV_0, crs, list(out.accessor_args()),
-                    named_compile_time_args={"cb_out": CB_OUT}, runtime_args=writer_args)
+                    named_compile_time_args={"cb_out": CB_OUT}, runtime_args=writer_args, noc=DRAM_WRITE_NOC)
     compute = Kernel(
         kernel_path(REUSE_COMPUTE), Role.COMPUTE, crs,
         [in0_block_w, in0_num_subblocks, out_subblock_h * in0_block_w * in0_num_subblocks, out_subblock_h * in0_block_w,

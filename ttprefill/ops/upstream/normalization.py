@@ -33,6 +33,9 @@ pre-add), 8 tiles for ex2pe, 2 for ex/ex2/scaler/eps; a fused pre-add makes in t
 row; intermediates fp32 with fp32 DST else bf16, scaler and eps bf16; RMSNORM has no ex, and no xmm or x
 unless it pre-adds (xmm is then the input FIFO itself); FUSE_GAMMA/FUSE_BETA/FUSE_PRE_ADD/RMSNORM defines;
 float32_reduction = fp32 DST and not legacy_reduction; eps passed as its fp32 bits; rows split as softmax.
+
+NoCs: both factories give their reader tt-metal's reader configuration and their writer the writer's
+(Reader/WriterDataMovementConfig, create_reader/writer_datamovement_config): NoC 0 and NoC 1 on Wormhole.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreCoord,
@@ -81,6 +86,7 @@ class NamedKernel:
     compile_time_args: dict[str, int]
     runtime_args: dict[CoreCoord, dict[str, int]] = field(default_factory=dict)
     defines: dict[str, str] = field(default_factory=dict)
+    noc: int | None = None  # a data-movement kernel's NoC, as its factory configures it
 
 
 @dataclass
@@ -138,9 +144,9 @@ def softmax_spec(s: SoftmaxShape) -> NamedProgramSpec:
     if padded:
         compute_defines["MASK_PADDED_DATA"] = "1"
     reader = NamedKernel(READER, "riscv_1", ["in0", "max_scaler", "sum_scaler"], {"src": "src"}, {"in0_t": in0_t},
-                         defines=dict(defines))
+                         defines=dict(defines), noc=DRAM_READ_NOC)
     writer = NamedKernel(WRITER, "riscv_0", ["out0", "mask_padded"], {"dst": "dst"},
-                         {"num_datum_padded": Wt * TILE - s.width, "tile_hw": TILE * TILE})
+                         {"num_datum_padded": Wt * TILE - s.width, "tile_hw": TILE * TILE}, noc=DRAM_WRITE_NOC)
     compute_dfbs = ["in0", "max_scaler", "sum_scaler", "mask_padded", "out0", "exps", "recip_sum_exps"]
     compute_dfbs += (["max"] if s.numeric_stable else []) + (["x"] if s.numeric_stable and padded else [])
     compute = NamedKernel(COMPUTE, "compute", compute_dfbs, {}, {"in0_t": in0_t}, defines=compute_defines)
@@ -173,7 +179,7 @@ def named_program(device, spec: NamedProgramSpec, tensors: dict, inputs: tuple[s
                         dfb_bindings={n: index[n] for n in k.dfbs},
                         tensor_bindings={acc: TensorBinding(tuple(tensors[t].accessor_args()), tensors[t].address)
                                          for acc, t in k.tensors.items()},
-                        metal2=True,
+                        metal2=True, noc=k.noc,
                         compute_config=ComputeConfig(spec.fidelity, spec.fp32_dest_acc, spec.math_approx)
                         if role is Role.COMPUTE else None)
         kernel.runtime_args = {core: list(args.values()) for core, args in k.runtime_args.items()}
@@ -295,8 +301,8 @@ def layernorm_spec(s: LayerNormShape) -> NamedProgramSpec:
     reader_tensors = {"src": "src"} | ({"src_b": "src_b"} if s.pre_add else {}) \
         | ({"gamma": "gamma"} if s.gamma else {}) | ({"beta": "beta"} if s.beta else {})
     reader = NamedKernel(LN_READER, "riscv_1", reader_dfbs, reader_tensors, {"block_size": blk, "W": s.width},
-                         defines=dict(defines))
-    writer = NamedKernel(LN_WRITER, "riscv_0", ["out"], {"dst": "dst"}, {"block_size": blk})
+                         defines=dict(defines), noc=DRAM_READ_NOC)
+    writer = NamedKernel(LN_WRITER, "riscv_0", ["out"], {"dst": "dst"}, {"block_size": blk}, noc=DRAM_WRITE_NOC)
     # The compute kernel opens every buffer of the program under these defines (tests/upstream checks it).
     compute = NamedKernel(LN_COMPUTE, "compute", [d.name for d in dfbs], {},
                           {"Wt": Wt, "block_size": blk, "do_gamma": int(s.gamma), "do_beta": int(s.beta),

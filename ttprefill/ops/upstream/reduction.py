@@ -12,6 +12,8 @@ Buffers: in0 two tiles (reads one tile per batch), scaler one tile (bf16, or fp3
 tiles; tile rows split with split_work_to_cores (row-major); compute HiFi4, fp32 DST for fp32 input.
 The factory (reduce_op_multi_core_w_program_factory.cpp) also batches reads and picks a post-multiply
 for MAX with a scaler other than 1; this mirror uses one tile per read and scaler 1 for MAX.
+The W, H and single-core HW factories all give the reader create_reader_datamovement_config (NoC 0) and
+the writer create_writer_datamovement_config (NoC 1).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreRangeSet,
@@ -68,10 +72,12 @@ def reduce_w_program(src, dst, op: str, *, scaler: float = 1.0, grid: tuple[int,
                     runtime_arg_names=["num_tiles", "start_id", "scaler_bits"],
                     runtime_args={c: [n * wt, s * wt, scaler_bits] for c, n, s in work},
                     dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER},
-                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)},
+                    noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
                     runtime_args={c: [n, s] for c, n, s in work}, dfb_bindings={"out": CB_OUT},
-                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)},
+                    noc=DRAM_WRITE_NOC)
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, defines=dict(defines),
                      named_compile_time_args={"enable_fp32_sfpu": 0},
                      runtime_arg_names=["Ht", "Wt", "NC"], runtime_args={c: [n, wt, 1] for c, n, _ in work},
@@ -103,10 +109,12 @@ def reduce_hw_program(src, dst, op: str, *, scaler: float = 1.0) -> Program:
                     named_compile_time_args={"tiles_per_batch": 1},
                     runtime_arg_names=["num_tiles", "start_id", "scaler_bits"],
                     runtime_args={core: [src.num_pages, 0, scaler_bits]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER},
-                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)},
+                    noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
                     runtime_args={core: [nc, 0]}, dfb_bindings={"out": CB_OUT},
-                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)},
+                    noc=DRAM_WRITE_NOC)
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, defines=dict(defines),
                      named_compile_time_args={"enable_fp32_sfpu": 0}, runtime_arg_names=["Ht", "Wt", "NC"],
                      runtime_args={core: [ht, wt, nc]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},
@@ -148,10 +156,12 @@ def reduce_h_program(src, dst, op: str, *, scaler: float = 1.0, dest_tiles: int 
                                              "slice_Ht": ht},
                     runtime_arg_names=["col_start_tile_id", "curr_col_in_batch", "num_cols", "scaler_bits"],
                     runtime_args={core: [0, 0, cols, scaler_bits]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER},
-                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)})
+                    tensor_bindings={"src": TensorBinding(tuple(src.accessor_args()), src.address)},
+                    noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(WRITER), Role.RISCV_0, cores, runtime_arg_names=["num_pages", "start_id"],
                     runtime_args={core: [cols, 0]}, dfb_bindings={"out": CB_OUT},
-                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)})
+                    tensor_bindings={"dst": TensorBinding(tuple(dst.accessor_args()), dst.address)},
+                    noc=DRAM_WRITE_NOC)
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, defines=dict(defines),
                      named_compile_time_args={"enable_fp32_sfpu": 0}, runtime_arg_names=["Ht", "Wt", "NC"],
                      runtime_args={core: [ht, cols, 1]}, dfb_bindings={"in0": CB_IN, "scaler": CB_SCALER, "out": CB_OUT},

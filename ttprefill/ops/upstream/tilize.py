@@ -13,7 +13,8 @@ The factories' readers and writers move row-major data as sticks (one page per r
 (tiled pages only) cannot hold. Here a block of 32 rows is stored as Wt tile-sized pages of its row-major
 bytes, which is exactly what the stick reader leaves in c_0 (and the stick writer takes from c_16), and
 tt-metal's plain page reader and writer (eltwise/unary reader/writer_unary_interleaved_start_id.cpp) move
-those pages.
+those pages. Reader on NoC 0, writer on NoC 1: the factories' reader and writer configurations
+(create_reader_datamovement_config / create_writer_datamovement_config).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreRangeSet,
@@ -74,9 +77,9 @@ def _program(source, src, dst, ct_args, *, grid, name) -> Program:
     cbs = [CircularBuffer(CB_IN, src.data_format, src.page_size, wt, cores),
            CircularBuffer(CB_OUT, dst.data_format, dst.page_size, wt, cores)]
     reader = Kernel(kernel_path(UNARY_READER), Role.RISCV_1, cores, src.accessor_args(),
-                    runtime_args={c: [src.address, n * wt, s * wt] for c, n, s in work})
+                    runtime_args={c: [src.address, n * wt, s * wt] for c, n, s in work}, noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(UNARY_WRITER), Role.RISCV_0, cores, [CB_OUT, *dst.accessor_args()],
-                    runtime_args={c: [dst.address, n * wt, s * wt] for c, n, s in work})
+                    runtime_args={c: [dst.address, n * wt, s * wt] for c, n, s in work}, noc=DRAM_WRITE_NOC)
     fp32 = src.data_format == DataFormat.Float32
     computes = []
     for count in sorted({n for _, n, _ in work}, reverse=True):

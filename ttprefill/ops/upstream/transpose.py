@@ -10,7 +10,8 @@ column by column (NWH order) and uses the Metal 2.0 named bindings, which Progra
 tt-metal's plain interleaved page reader (eltwise/unary reader_unary_interleaved_start_id.cpp) streams
 the pages in order instead, and `nwh_tile_order` lays the input's tiles out in DRAM in the order the
 factory's reader would visit them; the writer is the factory's (eltwise/unary
-writer_unary_interleaved_start_id.cpp), writing the transposed tiles in output order.
+writer_unary_interleaved_start_id.cpp), writing the transposed tiles in output order. Reader on NoC 0,
+writer on NoC 1, as the factory's create_reader_datamovement_config / create_writer_datamovement_config.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreRangeSet,
@@ -62,9 +65,9 @@ def transpose_wh_program(src, dst, *, grid: tuple[int, int] = (1, 1)) -> Program
         CircularBuffer(CB_OUT, dst.data_format, dst.page_size, 2, cores),
     ]
     reader = Kernel(kernel_path(UNARY_READER), Role.RISCV_1, cores, src.accessor_args(),
-                    runtime_args={c: [src.address, n, s] for c, n, s in work})
+                    runtime_args={c: [src.address, n, s] for c, n, s in work}, noc=DRAM_READ_NOC)
     writer = Kernel(kernel_path(UNARY_WRITER), Role.RISCV_0, cores, [CB_OUT, *dst.accessor_args()],
-                    runtime_args={c: [dst.address, n, s] for c, n, s in work})
+                    runtime_args={c: [dst.address, n, s] for c, n, s in work}, noc=DRAM_WRITE_NOC)
     fp32 = src.data_format in (DataFormat.Float32, DataFormat.UInt32)
     compute = Kernel(kernel_path(COMPUTE), Role.COMPUTE, cores, runtime_args={c: [n] for c, n, _ in work},
                      compute_config=ComputeConfig(
