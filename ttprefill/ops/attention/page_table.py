@@ -22,7 +22,16 @@ from __future__ import annotations
 from typing import Sequence
 
 from ttprefill.device.jit import KERNELS_DIR
-from ttprefill.device.program import CircularBuffer, CoreCoord, CoreRangeSet, DataFormat, Kernel, Program, Role
+from ttprefill.device.program import (
+    DRAM_WRITE_NOC,
+    CircularBuffer,
+    CoreCoord,
+    CoreRangeSet,
+    DataFormat,
+    Kernel,
+    Program,
+    Role,
+)
 from ttprefill.device.tensor import DeviceTensor
 from ttprefill.hw import MAX_RUNTIME_ARGS
 
@@ -60,8 +69,10 @@ def page_table_update_program(table: DeviceTensor, first: int, page_ids: Sequenc
     if bad:
         raise PageTableError(f"page id {bad[0]} is not a uint32")
     cores = CoreRangeSet.of([CORE])
+    # On the writer NoC, as our other programs' writers: the program exists to write the table (it reads
+    # each touched tile back first only to keep the entries outside the range).
     writer = Kernel(KERNEL, Role.RISCV_0, cores, table.accessor_args(), common_runtime_args=[table.address],
-                    runtime_args={CORE: [first, len(ids)] + ids})
+                    runtime_args={CORE: [first, len(ids)] + ids}, noc=DRAM_WRITE_NOC)
     scratch = CircularBuffer(0, UINT32, UINT32.tile_bytes, 1, cores)
     return Program([writer], [scratch], inputs={"page_table": table}, outputs={"page_table": table},
                    name=f"page_table_update[{first}+{len(ids)}]")
