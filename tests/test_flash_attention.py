@@ -310,9 +310,9 @@ def test_attention_bench_reports_accuracy_and_modeled_figures():
 
 @pytest.mark.parametrize("seq,hq,d,floor", [(2048, 16, 128, 0.27), (2048, 24, 256, 0.34), (8192, 16, 128, 0.43)])
 def test_modeled_fpu_utilisation_does_not_regress(seq, hq, d, floor):
-    """Regression guard on the modeled figure (timing model 2.2 at its central setting; bf16 pages, HiFi2,
-    64 cores, timing only): GQA prefill a few % under what the kernel reaches (2k: 0.281 for d128, 0.355 for
-    d256; 8k d128: 0.444). Model 2.1 gave 0.297 / 0.423 / 0.534 (it let the unpacker reuse both matmul
+    """Regression guard on the modeled figure (timing model 2.3 at its central setting; bf16 pages, HiFi2,
+    64 cores, timing only): GQA prefill a few % under what the kernel reaches (2k: 0.282 for d128, 0.355 for
+    d256; 8k d128: 0.444, as under 2.2). Model 2.1 gave 0.297 / 0.423 / 0.534 (it let the unpacker reuse both matmul
     operands across a block and move 80 B/cycle); model 1 0.33 / 0.49 / 0.69."""
     args = AttentionBenchArgs(seq=seq, q_heads=hq, kv_heads=4, head_dim=d, check="no",
                               device=DeviceChoice(timing_only=True))
