@@ -123,3 +123,17 @@ def test_the_simulated_mesh_packs_each_tensor_by_its_own_tiles():
     per_packet_ns = _ns(4096) + 256 * (_ns(4096) - _ns(2048)) / 2048
     want = hw.ETH_HANDSHAKE_S + hw.ETH_HOP_LATENCY_S + tiles / 4 * per_packet_ns * 1e-9
     assert mesh.last_report.extra["modeled_s"] == pytest.approx(want, rel=1e-9)
+
+
+def test_bench_calibration_reports_the_collectives_apart_from_the_chip(monkeypatch):
+    import ttprefill.calibration as calibration_module
+    from ttprefill.bench import DeviceChoice
+
+    monkeypatch.setattr(calibration_module, "calibrate", lambda costs, progress=None: {"cost_setting": costs})
+
+    class Args:
+        device = DeviceChoice(backend="sim", timing_only=True, trace=False, costs="low")
+
+    result = calibration_module.bench_calibration(Args())
+    assert result["collectives"]["cost_setting"] == "low" and result["collectives"]["points"]
+    assert all(p["costs"] == "low" for p in result["collectives"]["points"])
