@@ -85,7 +85,7 @@ def test_every_kernel_is_compiled_with_its_folder_role_and_compile_time_args(moc
     for program_name in REGISTERED:
         for k in _offline(program_name).kernels:
             want_ctas = ",".join(str(int(a) & 0xFFFFFFFF) for a in k.compile_time_args)
-            want_noc = None if k.role is Role.COMPUTE else str(k.role.noc)
+            want_noc = None if k.role is Role.COMPUTE else str(k.noc_index)
             matches = [s for s in seen if s[0] == k.source.stem and str(k.source.resolve().parent) in s[1]
                        and s[2] == want_ctas and s[3] == k.role.value and (want_noc is None or s[4] == want_noc)]
             assert matches, f"{program_name}: no compile of {k.name} as {k.role.value} with args {want_ctas}"
