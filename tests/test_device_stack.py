@@ -63,12 +63,12 @@ def test_prefill_cli_on_the_simulator_matches_the_torch_reference_and_reports_tr
     assert pcc(ref, sim) >= 0.999 and rel_rms(ref, sim) <= 0.03
     assert pcc(np.asarray(outputs["torch"]["last_logits"]), sim) >= 0.999
     assert outputs["sim"]["chunks"] == 3
-    # Down per chunk: the embedding rows (bf16 tiles) and the page table (one uint32 tile: a row of up to 32
-    # page ids). The RoPE tables are resident: they went down once when the engine started.
+    # Down per chunk: the embedding rows only (bf16, rows padded to whole 32-row tiles). The page table is
+    # resident (its ids go into it as runtime args), the RoPE tables went down once when the engine started.
     H = TINY.hidden_size
     down = 0
     for start, end in ((0, 64), (64, 128), (128, 150)):
-        down += _tiles(end - start, H) * 2048 + 4096
+        down += -(-(end - start) // TILE) * TILE * H * 2
     assert outputs["sim"]["host_bytes_down"] == down
     # Up: the last token's logits row, once (the LM head runs on the last chunk only): vocab bf16 values in
     # row-major pages of 2 KB (tiny's 1024-word vocabulary is one LM head chunk).
@@ -107,7 +107,7 @@ def test_rope_tables_are_resident_and_grow_when_a_chunk_reaches_past_them():
     model._upload_rope(64)  # tables for positions 0..63 only: the second chunk grows them to 128, the third to 256
     result = eng.prefill(tokens)
     assert model.traffic.down["rope_tables"] == 2 * (_tiles(128, TILE) + _tiles(256, TILE)) * 4096
-    down = sum(_tiles(end - start, TINY.hidden_size) * 2048 + 4096 for start, end in ((0, 64), (64, 128), (128, 150)))
+    down = sum(_tiles(end - start, TINY.hidden_size) * 2048 for start, end in ((0, 64), (64, 128), (128, 150)))
     assert result.host_bytes_down == down + model.traffic.down["rope_tables"]
     assert pcc(_reference_logits(tokens), result.last_logits) >= 0.999
 
