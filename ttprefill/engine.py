@@ -53,9 +53,9 @@ class PrefillResult:
     wall_s: float
     modeled_device_s: float | None  # sum of the device programs' modeled time (None: the executor models no time)
     host_s: float = 0.0  # engine + scheduler + cache bookkeeping, excluding model compute
-    # Host <-> device bytes of this request (device backends; 0 on "torch"): per chunk the embeddings and
-    # position tables down and the last logits up; GDN states up at checkpoints (and for `state` at the
-    # end) and down once when the request starts (from a cached checkpoint or zeros).
+    # Host <-> device bytes of this request (device backends; 0 on "torch"): per chunk the embeddings down
+    # (page table and RoPE tables are resident), the last token's logits up; GDN states up at checkpoints
+    # (and for `state` at the end) and down once when the request starts (from a cached checkpoint or zeros).
     host_bytes_down: int = 0
     host_bytes_up: int = 0
     checkpoint_bytes_up: int = 0

@@ -148,8 +148,8 @@ def prefill_main(args) -> int:
         "model": config.name,
         "last_logits": [float(x) for x in result.last_logits],
         "top_token": int(np.argmax(result.last_logits)),
-        # host <-> device bytes (0 on --backend torch): per chunk the embeddings and position tables down
-        # and, on the last chunk, the last token's tile row of logits up; GDN states apart
+        # host <-> device bytes (0 on --backend torch): per chunk the embeddings down (page table and RoPE
+        # tables are resident) and, on the last chunk, the last token's logits row up; GDN states apart
         "host_bytes_down": result.host_bytes_down,
         "host_bytes_up": result.host_bytes_up,
         "checkpoint_bytes_up": result.checkpoint_bytes_up,
