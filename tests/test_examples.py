@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from simkit import bf16
-from ttprefill.device.program import MathFidelity
+from ttprefill.device.program import DataFormat, MathFidelity, Role
 from ttprefill.ops import examples
 from ttprefill.reference.metrics import pcc, rel_rms
 
@@ -52,3 +52,16 @@ def test_row_softmax(sim, shape, cores):
     ref = e / e.sum(axis=1, keepdims=True)
     assert pcc(ref, out) > 0.9999
     np.testing.assert_allclose(out, ref, rtol=1e-2, atol=1e-3)
+
+
+def test_row_softmax_reads_on_noc_0_and_writes_on_noc_1(sim):
+    """As tt-metal's factories configure a reader and a writer on Wormhole (preferred NoC for DRAM reads: 0,
+    for DRAM writes: 1)."""
+    x, out = sim.allocate((64, 96), DataFormat.Float16_b), sim.allocate((64, 96), DataFormat.Float16_b)
+    try:
+        program = examples.softmax_program(sim, x, out, 2)
+        assert {k.source.name: k.noc_index for k in program.kernels if k.role is not Role.COMPUTE} == {
+            "softmax_reader.cpp": 0, "softmax_writer.cpp": 1}
+    finally:
+        sim.free(x)
+        sim.free(out)

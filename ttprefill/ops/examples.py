@@ -12,6 +12,8 @@ import numpy as np
 
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
+    DRAM_READ_NOC,
+    DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
     CoreCoord,
@@ -131,10 +133,11 @@ def softmax_program(device, x: DeviceTensor, out: DeviceTensor, num_cores: int =
         CircularBuffer(25, DataFormat.Float32, 4096, ct, cores),  # exp(x - max)
         CircularBuffer(26, DataFormat.Float32, 4096, 1, cores),  # 1 / row sum
     ]
-    reader = Kernel(EXAMPLES / "softmax_reader.cpp", Role.RISCV_1, cores, x.accessor_args())
+    # Reader on the DRAM-read NoC, writer on the DRAM-write NoC, as tt-metal's factories configure theirs.
+    reader = Kernel(EXAMPLES / "softmax_reader.cpp", Role.RISCV_1, cores, x.accessor_args(), noc=DRAM_READ_NOC)
     compute = Kernel(EXAMPLES / "softmax_compute.cpp", Role.COMPUTE, cores, [ct],
                      compute_config=ComputeConfig(MathFidelity.HiFi4, True))
-    writer = Kernel(EXAMPLES / "softmax_writer.cpp", Role.RISCV_0, cores, out.accessor_args())
+    writer = Kernel(EXAMPLES / "softmax_writer.cpp", Role.RISCV_0, cores, out.accessor_args(), noc=DRAM_WRITE_NOC)
     per_core = -(-rows // num_cores)
     for i, core in enumerate(cores.cores()):
         first = i * per_core
