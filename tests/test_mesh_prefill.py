@@ -160,3 +160,20 @@ def test_checkpoints_inside_a_chunk_on_a_mesh_are_the_chunk_boundary_ones():
         for part, ref_part in (("recurrent", want.recurrent_states), ("conv", want.conv_states)):
             np.testing.assert_array_equal(payloads[128][part][i], payloads[64][part][i])
             assert pcc(ref_part[i].numpy().ravel(), payloads[128][part][i].ravel()) >= 0.999
+
+
+def test_a_vocabulary_that_does_not_divide_is_padded_per_chip():
+    """1023 rows over 2 chips: 511 and 512; the short slice is padded with a zero row on its chip and the padding
+    dropped from the gathered logits."""
+    from ttprefill.model.weights import random_weights
+
+    odd = TINY.with_changes(name="tiny-vocab-1023", vocab_size=1023)
+    weights = random_weights(odd, seed=2)
+    tokens = np.random.default_rng(5).integers(0, odd.vocab_size, 40).tolist()
+    ref = ReferenceModel(odd, weights, dtype=torch.float64, gdn_chunk=64)
+    expected = ref.forward(tokens, ref.new_state(), 0, last_only=True).numpy()
+    eng = Engine(odd, weights, backend="sim", options=EngineOptions(chunk_tokens=64), device=SimMesh((1, 2)))
+    assert eng.model.split.vocab_rows == [511, 512] and eng.model.chip_config.vocab_size == 512
+    logits = eng.prefill(tokens).last_logits
+    assert logits.shape == (1023,)
+    assert pcc(expected, logits) >= 0.999 and rel_rms(expected, logits) <= 0.03
