@@ -77,3 +77,63 @@ def test_resident_rope_tables_are_counted():
     tiny = get_preset("tiny")  # 16 rotary dims, held a tile wide
     assert plan_memory(tiny, weight_format="bf16", cache_budget_bytes=0, chunk_tokens=32,
                        rope_positions=64).parts["rope_tables"] == 2 * 64 * 32 * 4
+
+
+@pytest.mark.parametrize("preset,tokens", [("qwen3.5-9b", 256), ("tiny", 200)])
+def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens):
+    """The plan's activations against the simulator's DRAM allocator: the chunk's residual stream plus the
+    largest of the three blocks' temporaries as the device stack's LayerRunner allocates them (shapes only,
+    timing-only device), the GDN block with a checkpoint at every 64-token block boundary inside."""
+    from ttprefill.device.sim_device import SimDevice
+    from ttprefill.model.device_stack import (BF16, FP32, WEIGHT_FORMATS, GdnDeviceState, LayerRunner, OpTimes,
+                                              Scratch, WeightSource, layer_weights)
+    from ttprefill.model.memory_plan import activation_bytes
+    from ttprefill.ops.attention import KVCache, ResidentPageTable
+    from ttprefill.ops.rope import RopeTables
+    from ttprefill.model.stack import ChunkContext
+    from ttprefill.options import EngineOptions
+
+    import numpy as np
+
+    cfg, o = get_preset(preset), EngineOptions()
+    device = SimDevice(timing_only=True)
+    src = WeightSource(device, None, WEIGHT_FORMATS["bfp8"])
+    gdn_w, attn_w = layer_weights(src, cfg, cfg.gdn_layers[0]), layer_weights(src, cfg, cfg.attention_layers[0])
+    dims = cfg.gdn_dims
+    state = GdnDeviceState(*(device.allocate(shape, fmt) for shape, fmt in (
+        ((3, dims.conv_channels), BF16), ((3, dims.conv_channels), BF16),
+        ((dims.v_heads * dims.key_dim, dims.value_dim), FP32), ((dims.v_heads * dims.key_dim, dims.value_dim), FP32))))
+    pages = -(-tokens // 64)
+    cache = KVCache.create(device, pages, 64, cfg.attn_num_kv_heads, cfg.attn_head_dim, o.kv_page_format)
+    rope = RopeTables.upload(device, np.arange(pages * 64), cfg.rotary_dim, cfg.rope_theta)
+    table = ResidentPageTable(device, pages)
+    table.sync(range(pages), pages)
+    runner = LayerRunner(cfg, device, gdn_chunk=64, gdn_fidelity=o.gdn_fidelity,
+                         attention_fidelity=o.attention_fidelity, times=OpTimes())
+    chunk = Scratch(device)
+    x = chunk.alloc((tokens, cfg.hidden_size))
+    # tensor bytes live (each tensor's pages; the allocator's per-bank rounding aside, which only small
+    # tensors notice), and their peak
+    live, peak, allocate, free = [0], [0], device.allocate, device.free
+
+    def counting_allocate(*args):
+        tensor = allocate(*args)
+        live[0] += tensor.nbytes
+        peak[0] = max(peak[0], live[0])
+        return tensor
+
+    def counting_free(tensor):
+        live[0] -= tensor.nbytes
+        free(tensor)
+
+    device.allocate, device.free = counting_allocate, counting_free
+    inside = tuple(range(64, tokens, 64))
+    for run in (lambda s: runner.gdn_block(s, x, gdn_w, state, inside), lambda s: runner.mlp_block(s, x, gdn_w),
+                lambda s: runner.attention_block(s, x, attn_w, cache, table.tensor,
+                                                 ChunkContext(0, tokens, tuple(range(pages))), rope)):
+        block = Scratch(device)
+        run(block)
+        block.free()
+    measured = x.nbytes + peak[0]
+    planned = activation_bytes(cfg, tokens, 64, 64)
+    assert measured * 0.98 <= planned <= measured * 1.05, (planned, measured)

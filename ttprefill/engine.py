@@ -348,7 +348,8 @@ def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 
         positions = options.cache_budget_bytes // kv_page_bytes(config, options.block_tokens,
                                                                  options.kv_page_format) * options.block_tokens
         plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
-                    chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=positions).check()
+                    chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=positions,
+                    gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens).check()
     except MemoryPlanError as error:
         raise EngineError(f"{config.name} {error}") from None
 

@@ -7,7 +7,8 @@ On the device a prefill keeps three things in DRAM at once:
 - the prefix cache's device budget: attention K/V pages plus device-tier GDN checkpoints (one budget,
   `cache_budget_bytes`, that the cache itself enforces);
 - one chunk's working set: the live GDN conv and recurrent states of every GDN layer (fp32, as the
-  scan carries them) and the activations of the widest op of a chunk;
+  scan carries them) and the chunk's activations: its residual stream and the largest block's
+  temporaries (activation_bytes);
 - the resident RoPE tables: fp32 cos and sin of the rotary dims for every position the K/V pages can hold.
 
 The plan reports each part in bytes and refuses, with the numbers and the ways out, when their sum
@@ -27,9 +28,6 @@ TILE = 32
 TILE_BYTES = {"bf16": TILE * TILE * 2, "bfp8": TILE * TILE + TILE * TILE // 16, "fp32": TILE * TILE * 4}
 WEIGHT_FORMATS = ("bf16", "bfp8")
 HOST_ONLY_WEIGHTS = ("model.embed_tokens.weight",)
-# A chunk's activations: the residual stream in and out, the normed copy, and the widest projection's
-# output, all bf16; the MLP's gate and up outputs (2 x intermediate) are the widest in every preset.
-ACTIVATION_COPIES_OF_HIDDEN = 3
 
 
 class MemoryPlanError(ValueError):
@@ -72,11 +70,44 @@ def rope_table_bytes(config: ModelConfig, positions: int) -> int:
     return 2 * _tiles(positions, max(config.rotary_dim, TILE)) * TILE_BYTES["fp32"]
 
 
-def activation_bytes(config: ModelConfig, chunk_tokens: int) -> int:
-    rows = -(-chunk_tokens // TILE) * TILE
-    widest = max(2 * config.intermediate_size, config.gdn_conv_channels + 2 * config.gdn_value_dim,
-                 config.attn_num_heads * 2 * config.attn_head_dim)
-    return rows * (ACTIVATION_COPIES_OF_HIDDEN * config.hidden_size + widest) * 2
+def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
+                     block_tokens: int | None = None) -> int:
+    """A chunk's device working set: its residual stream [T, hidden] for the whole chunk plus the largest
+    block's temporaries (the device stack frees each block's when it ends):
+      MLP        the normed copy, the gate and up outputs, down_proj's output;
+      attention  the normed copy, the fused q|gate|k|v projection, normed q and k, the per-head Q, gate and
+                 O, the chunk's K and V per head, the merged heads, o_proj's output;
+      GDN        the normed copy, qkv (pre- and post-conv), z, a, b, o, y, out_proj's output, g and beta,
+                 the scan's scratch, and the states at the checkpoints inside the chunk: at most one per
+                 block boundary (per GDN chunk when block_tokens is None).
+    bf16 tiles but g, beta, the scan's scratch and the states (fp32)."""
+    from ttprefill.device.program import DataFormat
+    from ttprefill.ops.gdn import DEFAULT_CHUNK
+    from ttprefill.ops.gdn.programs import scan_scratch_shapes
+    from ttprefill.ops.gdn.shapes import ScanShape
+
+    cfg, rows = config, -(-chunk_tokens // TILE) * TILE
+
+    def bf16(*widths):
+        return sum(_tiles(rows, w) for w in widths) * TILE_BYTES["bf16"]
+
+    H = cfg.hidden_size
+    blocks = [bf16(H, cfg.intermediate_size, cfg.intermediate_size, H)]
+    if cfg.attention_layers:
+        Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
+        per_head = (3 * Hq + 2 * Hkv) * _tiles(rows, D) * TILE_BYTES["bf16"]
+        blocks.append(bf16(H, Hq * 2 * D + 2 * Hkv * D, Hq * D, Hkv * D, Hq * D, H) + per_head)
+    if cfg.gdn_layers:
+        dims, C = cfg.gdn_dims, cfg.gdn_conv_channels
+        hv, vdim = dims.v_heads, dims.v_heads * dims.value_dim
+        chunk = gdn_chunk or DEFAULT_CHUNK
+        scratch = sum(_tiles(*shape) * DataFormat(fmt).tile_bytes
+                      for shape, fmt in scan_scratch_shapes(ScanShape.of(dims, chunk_tokens, chunk)))
+        inside = max(1, (chunk_tokens - 1) // (block_tokens or chunk))
+        states = inside * _tiles(hv * dims.key_dim, dims.value_dim) * TILE_BYTES["fp32"]
+        gates = 2 * _tiles(rows, hv) * (TILE_BYTES["fp32"] + TILE_BYTES["bf16"])  # g, beta; a, b
+        blocks.append(bf16(H, C, C, vdim, vdim, vdim, H) + gates + scratch + states)
+    return bf16(H) + max(blocks)
 
 
 @dataclass(frozen=True)
@@ -116,7 +147,8 @@ class MemoryPlan:
 
 
 def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: int, chunk_tokens: int,
-                chips: int = 1, rope_positions: int = 0) -> MemoryPlan:
+                chips: int = 1, rope_positions: int = 0, gdn_chunk: int | None = None,
+                block_tokens: int | None = None) -> MemoryPlan:
     """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel);
     a chunk's activations are needed whole on each chip."""
     if chips < 1:
@@ -127,7 +159,7 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
         "weights": -(-weight_bytes(config, weight_format) // chips),
         "cache": -(-cache_budget_bytes // chips),
         "gdn_states": -(-state_bytes(config) // chips),
-        "activations": activation_bytes(config, chunk_tokens),
+        "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens),
         "rope_tables": rope_table_bytes(config, rope_positions),
     }
     return MemoryPlan(config.name, weight_format, chips, parts)

@@ -433,11 +433,16 @@ class ScanScratch:
         device.free(self.records)
 
 
-def allocate_scan_scratch(device, shape: ScanShape, record_format: DataFormat = FP32) -> ScanScratch:
+def scan_scratch_shapes(shape: ScanShape, record_format: DataFormat = FP32) -> tuple[tuple, tuple]:
+    """((shape, format) of the gate vectors, (shape, format) of the chunk records): what a scan allocates."""
     units = shape.v_heads * shape.num_chunks
-    gate_vectors = device.allocate((shape.gate_kinds * shape.head_tiles * TILE, shape.gate_row_tiles * TILE), FP32)
-    records = device.allocate((units * shape.record_tiles * TILE, TILE), record_format)
-    return ScanScratch(gate_vectors, records)
+    return (((shape.gate_kinds * shape.head_tiles * TILE, shape.gate_row_tiles * TILE), FP32),
+            ((units * shape.record_tiles * TILE, TILE), record_format))
+
+
+def allocate_scan_scratch(device, shape: ScanShape, record_format: DataFormat = FP32) -> ScanScratch:
+    (vectors_shape, vectors_format), (records_shape, records_format) = scan_scratch_shapes(shape, record_format)
+    return ScanScratch(device.allocate(vectors_shape, vectors_format), device.allocate(records_shape, records_format))
 
 
 
