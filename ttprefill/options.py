@@ -31,10 +31,11 @@ class EngineOptions:
     # weight from DRAM, so larger chunks win until compute dominates. Measured, `ttprefill bench ttft --model
     # qwen3.5-9b --seq 8192 --timing-only --chunk N` (one chip, bfp8, central, timing model 2.3, with the
     # in-chunk checkpoints; modeled): 256 3.56 s, 512 2.19 s, 1024 1.87 s, 2048 1.82 s, 4096 1.78 s, the
-    # matmuls 2.62, 1.42, 1.21, 1.19, 1.19 s; the memory plan's activations of a chunk 0.02, 0.04, 0.08,
-    # 0.15, 0.30 GB (plus the GDN scan's scratch, 0.04 GB at 2048). Past 2048 the weight reads are no longer
-    # what costs: 4096 saves 2.2 % (at 32k on an n300, `--mesh 1x2 --seq 32768`: 6.51 s against 6.33 s, 2.8 %)
-    # for twice the working set and twice the time a step holds the device from other requests.
+    # matmuls 2.62, 1.42, 1.21, 1.19, 1.19 s; the memory plan's activations of a chunk (the largest block's
+    # working set, a checkpoint at every block inside) 0.03, 0.07, 0.14, 0.27, 0.55 GB of the chip's 12.9,
+    # the weights taking 8.5. Past 2048 the weight reads are no longer what costs: 4096 saves 2.2 % (at 32k
+    # on an n300, `--mesh 1x2 --seq 32768`: 6.51 s against 6.33 s, 2.8 %) for twice the working set and
+    # twice the time a step holds the device from other requests.
     chunk_tokens: int = 2048
     block_tokens: int = 64  # prefix-cache block = attention page
     # GDN checkpoint every N blocks (and at each prompt's end). 4 keeps all but 4 points of the hit rate of
