@@ -175,3 +175,26 @@ def test_the_chunk_policy_has_one_budget():
         EngineOptions(chunk_tokens=2048, token_budget_per_step=1024)
     with pytest.raises(EngineError, match="more checkpoints than one GDN scan call writes"):
         EngineOptions(chunk_tokens=64 * 400, block_tokens=64)
+
+
+def test_queued_requests_share_a_prefix_computed_inside_one_chunk():
+    """Three prompts sharing 200 tokens, queued together, chunks of 512: the first runs as one chunk and is
+    asked for a checkpoint at the shared blocks' end (192), inside that chunk; the others wait for it, start
+    there and match the fp64 reference."""
+    rng = np.random.default_rng(5)
+    prefix = rng.integers(0, CONFIG.vocab_size, 200).tolist()
+    prompts = [prefix + rng.integers(0, CONFIG.vocab_size, n).tolist() for n in (100, 30, 60)]
+    # a checkpoint every 8 blocks: the only one below 300 tokens would be the prompt end's (256)
+    options = EngineOptions(chunk_tokens=512, block_tokens=BLOCK, checkpoint_every_blocks=8)
+    eng = Engine(CONFIG, WEIGHTS, backend="torch", options=options, model_key="chunk-checkpoints")
+    stored = stored_checkpoints(eng)
+    ids = [eng.submit(p) for p in prompts]
+    results = {r.request_id: r for r in eng.run()}
+    assert [results[i].cached_tokens for i in ids] == [0, 192, 192]
+    assert [results[i].chunks for i in ids] == [1, 1, 1]
+    assert 192 in stored  # taken inside the first request's only chunk, [0, 300)
+    model = ReferenceModel(CONFIG, WEIGHTS, dtype=torch.float64, gdn_chunk=64)
+    for i, p in zip(ids, prompts):
+        want = model.forward(list(p), model.new_state(), 0, last_only=True).numpy()
+        np.testing.assert_allclose(results[i].last_logits, want, atol=2e-4 * np.abs(want).max(), rtol=0)
+    eng.cache.check_invariants()
