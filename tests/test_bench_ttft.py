@@ -17,9 +17,11 @@ def test_ttft_smoke_on_one_chunk(capsys):
     assert code == 0, err
     r = json.loads(out)
     cfg = get_preset("qwen3.5-9b")
-    assert set(r["by_op"]) == {"matmul", "attention", "gdn", "norms", "rest"}
+    assert set(r["by_op"]) == {"matmul", "attention", "gdn", "norms", "rest", "host"}
     assert all(v > 0 for v in r["by_op"].values())
     assert r["ttft_s"] == pytest.approx(sum(r["by_op"].values()))
+    assert r["ttft_s"] == pytest.approx(r["device_s"] + r["host_transfer_s"])
+    assert r["host_transfer_s"] == r["by_op"]["host"] and r["host_transfer"]["hidden_s"] == 0
     assert r["model_version"] and r["timing_only"] and r["weight_format"] == "bfp8"
     assert r["simulated"] == {"gdn_layer_and_mlp_runs": 1, "attention_layer_and_mlp_runs": 1, "lm_head_runs": 1}
     # per layer of a kind the same programs: GDN layers 4 projections + out_proj + 3 MLP matmuls, attention
@@ -42,6 +44,18 @@ def test_ttft_smoke_on_one_chunk(capsys):
     state = len(cfg.gdn_layers) * (32 * cfg.gdn_conv_channels * 2 + cfg.gdn_num_v_heads
                                    * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4)
     assert t["checkpoints"] == 1 and t["checkpoint_bytes_up"] == state
+    # Host time by hand from the measured PCIe points (hw.py; tt-metal PR #25791): each blocking call's fixed
+    # time plus bytes / the rate at its page size. Down: the embeddings, one call, bf16 tiles (2 KiB pages).
+    # Up at the chunk's end, per GDN layer one read of the conv state (bf16 tiles) and one of the recurrent state
+    # (fp32 tiles, 4 KiB pages); the logits row (2 KiB pages) in one read per LM-head chunk (1 to 15).
+    down_s = 119.4e-6 + embeddings / 15.071e9
+    conv = 32 * cfg.gdn_conv_channels * 2
+    up_s = 2 * len(cfg.gdn_layers) * 59.5e-6 + len(cfg.gdn_layers) * conv / 9.427e9 + (state - len(
+        cfg.gdn_layers) * conv) / 11.462e9
+    logits_s = up / 9.427e9
+    assert down_s + up_s + logits_s + 59.5e-6 <= r["host_transfer_s"] <= down_s + up_s + logits_s + 15 * 59.5e-6
+    assert r["host_transfer"]["seconds_by_kind"]["down embeddings"] == pytest.approx(down_s)
+    assert r["host_transfer"]["seconds_by_kind"]["up gdn_checkpoint"] == pytest.approx(up_s)
 
 
 def test_ttft_chunks_as_the_engine_with_checkpoints_inside(capsys):

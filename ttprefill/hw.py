@@ -141,3 +141,30 @@ FABRIC_SCATTER_WRITE_MAX_CHUNKS = 4
 # (fabric_mux_v2_throughput_golden_wormhole_b0.csv); the same v1 rates are charged for it, an estimate
 # inside that range.
 FABRIC_MUX_BYTES_PER_CYCLE_BY_PAYLOAD = ((16, 0.158602), (1024, 3.13676), (2048, 5.64541), (4096, 9.65427))
+
+# ---- the host link: a Wormhole card's PCIe (the modeled host transfers of bench ttft; docs/TIMING.md, "Host link")
+# n150 and n300 cards attach by PCIe Gen4 x16. What the link delivers is not its raw rate but what tt-metal's fast
+# dispatch moves through it: EnqueueWriteBuffer / EnqueueReadBuffer of an interleaved DRAM buffer, device 0 of
+# tt-metal's host-device bandwidth benchmark (benchmark_rw_buffer over a MeshDevice, 512 MiB transfers; tt-metal
+# PR #25791's table, MiB/s turned into bytes/s). The table names no card; its device-number column implies a
+# multi-chip machine, read here as a Wormhole n300 / T3000: an assumption. By page size: a bf16 tile or a
+# row-major page is 2048 B, an fp32 tile 4096 B. Linear between the points, flat outside them. Device-measured.
+PCIE_H2D_BYTES_PER_S_BY_PAGE = ((1024, 12.771e9), (2048, 15.071e9), (4096, 15.009e9), (8192, 14.767e9))
+PCIE_D2H_BYTES_PER_S_BY_PAGE = ((1024, 7.809e9), (2048, 9.427e9), (4096, 11.462e9), (8192, 12.177e9))
+# Share of those rates a transfer gets, by cost setting. low and central: the benchmark's (no faster
+# Wormhole measurement was found; the Gen4 x16 link's ~31.5 GB/s raw is a ceiling nobody reports reaching).
+# high 0.5, an estimate: a card in an x8 slot halves the link (tt-metal #20518 compared n150s in x16 and x8
+# slots and found an n300's local chip slower than an n150, tt-umd #790), and older dispatch measured
+# 3.9 GB/s down and 1.1-1.9 GB/s up for the same benchmark (tt-metal PR #7759, WH, 2024).
+PCIE_RATE_SHARE_BY_SETTING = {"low": 1.0, "central": 1.0, "high": 0.5}
+# Fixed time of one blocking transfer call, by direction, the same benchmark's 32 KiB transfers: 32768 B took
+# 121.6 us down (257 MiB/s) and 63.0 us up (496 MiB/s), nearly all of it not the bytes (2-3 us at the rates
+# above). Central: those, less the bytes' time. high: the same. low: half, an estimate (a host that queues
+# its reads without waiting on each would pay less; the engine waits on each).
+PCIE_H2D_CALL_S = 119.4e-6
+PCIE_D2H_CALL_S = 59.5e-6
+PCIE_CALL_SHARE_BY_SETTING = {"low": 0.5, "central": 1.0, "high": 1.0}
+# Chips behind one PCIe link: an n300 card has two, and only the first (its "L" chip) has PCIe; the second's
+# host traffic crosses the first's Ethernet over the link reserved for dispatch (ETH_DISPATCH_RESERVED_LINKS;
+# BasicEthernetGuide, "N300"). A T3000 is four n300 cards, each with its own link.
+CHIPS_PER_PCIE_LINK_N300 = 2

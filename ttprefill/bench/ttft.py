@@ -18,6 +18,11 @@ writes the chunk's new page ids into it from its runtime args, which are dispatc
 last token's row of logits up once (the row-extract
 program's pages); the GDN states up at each checkpoint (EngineOptions.checkpoint_every_blocks; inside a
 chunk the scan's state slice and the conv rows' pages, at a chunk's end the state tensors). The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
+
+Each of those transfers is timed over the card's PCIe link (device/host_link.py: bytes at the measured rate
+for its page size plus a fixed time per blocking call) and added to the TTFT as by_op["host"]: the engine's
+device stack waits on every transfer, so none hides behind device work (HOST_OVERLAP_NOTE says which could on
+a card). `device_s` is the programs' time alone.
 """
 
 from __future__ import annotations
@@ -26,6 +31,29 @@ import resource
 import time
 
 TILE = 32
+
+# What of the host transfers could hide behind device work on a card, and why the engine's do not.
+HOST_OVERLAP_NOTE = (
+    "all serial, as the engine's device stack makes them: each transfer is a blocking call (ttnn to/from_device). "
+    "The embeddings must be on the device before the chunk's first program; they could only hide behind the "
+    "previous chunk's programs with a second input buffer, which the stack does not keep. The GDN states at a "
+    "checkpoint inside a chunk are read right after their layer's GDN block, from the block's scratch, which the "
+    "next block reuses, so they cannot overlap. The state at a chunk's end is read after the chunk (sync_to_host); "
+    "the next chunk only reads that ping-pong buffer and writes the other, so on a card this read could run while "
+    "the next chunk computes, but the engine waits for it first. The logits row ends the prompt.")
+
+
+def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
+    """One GDN layer's reads of the states at checkpoints inside a chunk, as GdnCheckpointTensors.download makes
+    them: (bytes, page size, calls) of the conv rows (a read a row) and of the recurrent slices (a read each)."""
+    if kept is None:
+        return ()
+    rows = [r for per in kept.conv_rows for r in per]
+    slice_bytes = kept.nbytes - sum(r.nbytes for r in rows)
+    reads = [(slice_bytes, kept.recurrent.page_size, len(kept.offsets))]
+    if rows:
+        reads.append((sum(r.nbytes for r in rows), rows[0].tensor.page_size, len(rows)))
+    return tuple(reads)
 
 
 def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | None = None,
@@ -55,6 +83,7 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     from ttprefill.ops.linear import ChunkedDenseWeight, linear
     from ttprefill.ops.rope import RopeTables
     from ttprefill.cache.checkpoints import CheckpointPolicy
+    from ttprefill.device.host_link import HostTransfer, host_link_times
     from ttprefill.options import EngineOptions
     from ttprefill.scheduler import lone_request_chunks
 
@@ -97,7 +126,8 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
 
     n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
     total = OpTimes()
-    per_shape: dict[tuple, tuple[OpTimes, int]] = {}  # (length, offsets) -> one GDN layer + MLP, checkpoint bytes
+    per_shape: dict[tuple, tuple[OpTimes, tuple]] = {}  # (length, offsets) -> one GDN layer + MLP, its checkpoint reads
+    transfers = []  # every host transfer of the prompt, in the order the engine makes them (HostTransfer)
     down = {"embeddings": 0}
     rope = RopeTables.upload(device, np.arange(-(-seq // TILE) * TILE), config.rotary_dim, config.rope_theta)
     setup_down = {"rope_tables": rope.nbytes}
@@ -113,6 +143,7 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         try:
             x = s.alloc((T, config.hidden_size))
             down["embeddings"] += x.nbytes
+            transfers.append(HostTransfer("embeddings", "down", x.nbytes, x.page_size))
             once = OpTimes()  # per chunk, not per layer: the page table update
             table.sync(range(pages), -(-(start + T) // o.block_tokens), reports=runner(once).r("rest"))
             if (T, offsets) not in per_shape:
@@ -120,10 +151,14 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
                 r = runner(times)
                 kept = r.gdn_block(s, x, gdn_w, state, offsets)
                 r.mlp_block(s, x, gdn_w)
-                per_shape[T, offsets] = (times, kept.nbytes if kept is not None else 0)
-            layer_times, inner_bytes = per_shape[T, offsets]
+                per_shape[T, offsets] = (times, _inner_checkpoint_reads(kept))
+            layer_times, inner_reads = per_shape[T, offsets]
             at_end = chunk.end in chunk.checkpoints
-            checkpoint_up += n_gdn * (inner_bytes + (state.conv.nbytes + state.rec.nbytes if at_end else 0))
+            # per GDN layer, right after its block: the states inside the chunk; after the chunk: its end state
+            end_reads = ((state.conv.nbytes, state.conv.page_size), (state.rec.nbytes, state.rec.page_size))
+            for nbytes, page_size, calls in inner_reads + (tuple((b, p, 1) for b, p in end_reads) if at_end else ()):
+                transfers.append(HostTransfer("gdn_checkpoint", "up", n_gdn * nbytes, page_size, n_gdn * calls))
+                checkpoint_up += n_gdn * nbytes
             attn = OpTimes()
             r = runner(attn)
             r.attention_block(s, x, attn_w, cache, table.tensor, ChunkContext(start, T, tuple(range(pages))), rope)
@@ -156,19 +191,24 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
             row = extract_row(device, out, rows - 1, reports=r.r("rest"))
             s.tensors.append(row.tensor)
             logits_up += row.nbytes
+            transfers.append(HostTransfer("logits", "up", row.nbytes, row.tensor.page_size, gathered=True))
         for kind in OP_KINDS:
             total.seconds[kind] += last.seconds[kind]
             total.programs[kind] += last.programs[kind]
         chunks[-1]["modeled_s"] += last.total_s
     finally:
         s.free()
+    host = host_link_times(transfers, costs)
+    by_op = dict(total.seconds)
+    by_op["host"] = host["seconds"]  # every transfer waited on: none hides behind device work (HOST_OVERLAP_NOTE)
     wall = time.perf_counter() - t_start
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.chunk_tokens,
         "costs": costs, "model_version": model_version(), "timing_only": True,
-        "ttft_s": total.total_s,
-        "by_op": dict(total.seconds),
+        "ttft_s": total.total_s + host["seconds"],
+        "device_s": total.total_s,
+        "by_op": by_op,
         "programs_per_prefill": dict(total.programs),
         "chunks": chunks,
         "host_traffic": {
@@ -176,14 +216,18 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
             "host_bytes_up": logits_up, "checkpoint_bytes_up": checkpoint_up,
             "checkpoints": len(checkpoints), "setup_bytes_down_by_kind": setup_down,
         },
+        "host_transfer_s": host["seconds"],
+        "host_transfer": {**host, "hidden_s": 0.0, "overlap": HOST_OVERLAP_NOTE},
+        "host_transfers": [vars(t) for t in transfers],
         "simulated": {"gdn_layer_and_mlp_runs": len(per_shape), "attention_layer_and_mlp_runs": attention_runs,
                       "lm_head_runs": 1},
         "sim_wall_s": round(wall, 1), "max_rss_mb": round(rss_mb),
         "note": ("modeled by the simulator's timing model (timing-only runs of every program of a chunk); each "
                  "distinct shape simulated once and reused for identical layers: one GDN layer per distinct "
                  "chunk length and checkpoint offsets, and one attention layer per chunk (its prefix grows), counted for every layer of "
-                 f"their kind ({n_gdn} GDN, {n_attn} attention); host-side time (scheduling, uploads) not "
-                 "included"),
+                 f"their kind ({n_gdn} GDN, {n_attn} attention); host transfers timed by the PCIe model "
+                 "(device/host_link.py), all serial as the engine waits on each; host-side scheduling and the "
+                 "one-time uploads (weights, RoPE tables) not included"),
     }
 
 
@@ -193,7 +237,11 @@ def format_ttft(result: dict) -> str:
              f"{result['weight_format']} weights, timing model {result['model_version']} ({result['costs']}):",
              f"  modeled TTFT {result['ttft_s'] * 1e3:.1f} ms"]
     for kind, s in result["by_op"].items():
-        lines.append(f"    {kind:10s} {s * 1e3:9.1f} ms  ({result['programs_per_prefill'][kind]} programs)")
+        programs = result["programs_per_prefill"].get(kind)
+        what = f"{programs} programs" if programs is not None else "transfers, not hidden"
+        lines.append(f"    {kind:10s} {s * 1e3:9.1f} ms  ({what})")
+    for kind, s in result["host_transfer"]["seconds_by_kind"].items():
+        lines.append(f"      {kind:20s} {s * 1e3:9.1f} ms")
     lines.append(f"  host traffic: {t['host_bytes_down'] / 1e6:.1f} MB down, {t['host_bytes_up'] / 1e6:.2f} MB up, "
                  f"{t['checkpoint_bytes_up'] / 1e6:.1f} MB of checkpoints up ({t['checkpoints']})")
     lines.append(f"  simulator wall {result['sim_wall_s']} s, max RSS {result['max_rss_mb']} MB")
