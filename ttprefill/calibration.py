@@ -93,12 +93,88 @@ def run_noc(device, shape: dict):
     target = device.worker_noc_coord(CoreCoord(1, 0))
     kernel = Kernel(KERNELS_DIR / CALIBRATION_KERNELS / "noc_transactions.cpp", Role.RISCV_0, CoreRangeSet.of([core]),
                     buffer.accessor_args(),
-                    runtime_args={core: [buffer.address, size, count, mode, stride, *target, page]})
+                    runtime_args={core: [buffer.address, size, count, mode, stride, *target, page, 0]})
     try:
         return device.run(Program([kernel], [local], name=f"noc_{shape['mode']}_{count}x{size}"))
     finally:
         device.free(buffer)
 
+
+
+# ---------------------------------------------------------------- many cores against the 12 DRAM channels
+
+_DRAM_TILE = ("tt-isa-documentation WormholeB0/DRAMTile/README.md, Performance: Tensix tiles each moving 1 MiB to or "
+              "from one GDDR6 channel at once, tiles paired with the 12 channels at random (an equal number per channel)")
+DRAM_STREAM_BYTES = 1 << 20  # what each core moves in those measurements
+DRAM_STREAM_TRANSACTION = 4096  # bytes a transaction (at and above 2 KiB every size streams at the link rate)
+
+
+def _dram_stream_point(cores: int, mode: str, noc: int, measured_gb_s: float) -> Point:
+    """Aggregate speed = all cores' bytes / the time until the last is done, so the time is bytes / speed.
+    Static VC allocation (what tt-metal's writes use: NOC_UNICAST_WRITE_VC with NOC_CMD_VC_STATIC)."""
+    shape = {"cores": cores, "mode": mode, "noc": noc, "pairing": "random", "seed": 0}
+    what = "L1 to DRAM (write)" if mode == "dram_write" else "DRAM to L1 (read)"
+    return Point("dram_stream", shape, f"{_DRAM_TILE}: {cores} tiles, {what}, static VC, NoC {noc}, "
+                 f"{measured_gb_s} GB/s", cores * DRAM_STREAM_BYTES / (measured_gb_s * 1e9))
+
+
+# The 48-tile rows. With 12 tiles (one a channel) the figure depends on the one random pairing measured,
+# which is not given: over pairings the model's time moves by up to 3x, so those rows are no points.
+POINTS += [
+    _dram_stream_point(48, "dram_write", 0, 52.3),
+    _dram_stream_point(48, "dram_write", 1, 133.7),
+    _dram_stream_point(48, "dram_read", 0, 200.3),
+    _dram_stream_point(48, "dram_read", 1, 78.2),
+]
+
+
+def random_dram_pairing(cores: int, seed: int) -> list[tuple[CoreCoord, int]]:
+    """`cores` distinct cores of the 8x8 grid drawn at random, each given a DRAM bank so that every one of
+    the 12 banks gets the same number of cores (the measurement's "randomly chosen", done fairly)."""
+    import random
+
+    from ttprefill.hw import DRAM_BANKS
+
+    if cores % DRAM_BANKS or not 0 < cores <= GRID[0] * GRID[1]:
+        raise ValueError(f"dram_stream: {cores} cores cannot share the {DRAM_BANKS} banks equally on the 8x8 grid; "
+                         f"give a multiple of {DRAM_BANKS} up to {GRID[0] * GRID[1]}")
+    rng = random.Random(seed)
+    picked = rng.sample([CoreCoord(x, y) for y in range(GRID[1]) for x in range(GRID[0])], cores)
+    banks = [b for b in range(DRAM_BANKS) for _ in range(cores // DRAM_BANKS)]
+    rng.shuffle(banks)
+    return list(zip(picked, banks))
+
+
+def run_dram_stream(device, shape: dict):
+    """Each core moves DRAM_STREAM_BYTES to or from its bank in transactions of DRAM_STREAM_TRANSACTION
+    (consecutive pages of that bank), all cores at once, on the point's NoC; then waits on its barrier."""
+    from ttprefill.device.jit import KERNELS_DIR
+    from ttprefill.hw import DRAM_BANKS
+
+    pairs = random_dram_pairing(int(shape["cores"]), int(shape["seed"]))
+    mode, noc = _NOC_MODES[shape["mode"]], int(shape["noc"])
+    page = DataFormat.Float32.tile_bytes
+    if page != DRAM_STREAM_TRANSACTION:
+        raise ValueError(f"dram_stream: the buffer's page ({page} B) must be one transaction")
+    count = DRAM_STREAM_BYTES // page
+    per_bank = len(pairs) // DRAM_BANKS
+    buffer = device.allocate((32, 32 * count * len(pairs)), DataFormat.Float32)
+    cores = CoreRangeSet.of([c for c, _ in pairs])
+    local = CircularBuffer(0, DataFormat.Float32, page, 1, cores)
+    runtime_args, seen = {}, {}
+    for core, bank in pairs:
+        slot = seen.get(bank, 0)
+        seen[bank] = slot + 1
+        # Pages bank, bank + 12, ... lie back to back in that bank; each core of the bank takes its own run.
+        runtime_args[core] = [buffer.address, page, count, mode, DRAM_BANKS, 0, 0, page,
+                              bank + DRAM_BANKS * count * slot]
+    assert all(v == per_bank for v in seen.values())
+    kernel = Kernel(KERNELS_DIR / CALIBRATION_KERNELS / "noc_transactions.cpp", Role.RISCV_0, cores,
+                    buffer.accessor_args(), runtime_args=runtime_args, noc=noc)
+    try:
+        return device.run(Program([kernel], [local], name=f"dram_stream_{shape['mode']}_{len(pairs)}_noc{noc}"))
+    finally:
+        device.free(buffer)
 
 # ---------------------------------------------------------------- matmuls (tt-metal's 2D multicast, 8x8)
 
@@ -267,6 +343,8 @@ def measured_s(point: Point, report) -> float:
 
 PROGRAMS: dict[str, tuple[str, Callable]] = {
     "noc": ("ttprefill kernels/calibration/noc_transactions.cpp (one core)", run_noc),
+    "dram_stream": ("ttprefill kernels/calibration/noc_transactions.cpp (many cores, one DRAM bank each)",
+                    run_dram_stream),
     "matmul_tt_metal": ("tt-metal's 2D multicast matmul kernels, its factory's program (8x8)", run_matmul_tt_metal),
     "sdpa_tt_metal": ("tt-metal's sdpa prefill kernels, its factory's program (8x8, causal)", run_sdpa_tt_metal),
 }

@@ -816,10 +816,14 @@ uint64_t Scheduler::transfer(int dram_bank, uint32_t size, uint64_t latency, boo
     }
     // Each link of the route carries the transfer's bytes (a small packet's lower rate is its issuing
     // port's cost, as in tt-npe, where a transfer loads each link of its route by its own rate).
+    // A write into DRAM holds each link of its route for as long as its channel takes to ingest it
+    // (timing::dram_write_link_bytes): bytes booked at the link rate over that time.
     if (route) {
         auto& links = link_ledger_[noc];
+        const double route_bytes =
+            (dram_bank >= 0 && write) ? timing::dram_write_link_bytes(size) : double(size);
         for (size_t i = route->_Find_first(); i < route->size(); i = route->_Find_next(i))
-            done = std::max(done, links[i].reserve(f.clock, double(size)));
+            done = std::max(done, links[i].reserve(f.clock, route_bytes));
     }
     return done + latency;
 }
