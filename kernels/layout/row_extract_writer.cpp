@@ -1,4 +1,4 @@
-// One row of a tile row, writer: the reader's row-major pages (row_extract_reader.cpp) to the output's
+// Rows of a tiled tensor, writer: the reader's row-major pages (row_extract_reader.cpp) to the output's
 // pages first_page .. first_page + n - 1, whole pages.
 //
 // Compile-time args: TensorAccessorArgs of the output at 0.

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ttprefill.device.program import DataFormat
-from ttprefill.ops.layout import DeviceRow, RowExtractError, extract_row
+from ttprefill.ops.layout import DeviceRow, RowExtractError, extract_row, extract_rows
 
 BF16 = DataFormat.Float16_b
 
@@ -56,6 +56,30 @@ def test_widths_and_the_bytes_that_come_up(sim, rows, width, row):
     assert moved == -(-width * 2 // 2048) * 2048  # the row's bf16 bytes in whole 2 KB pages, not the tile row
 
 
+@pytest.mark.parametrize("width, rows", [(1100, [93, 94, 95, 29, 30, 31, 0, 17, 64]), (5000, [2, 1, 0]),
+                                         (64, [40])])
+def test_many_rows_into_one_tensor_in_one_read(sim, width, rows):
+    """Rows from several tile rows, in any order (the conv rows before each checkpoint), land back to back in
+    one tensor, each in its own whole pages, and come up in one read of exactly those pages."""
+    rng = np.random.default_rng(width + len(rows))
+    x = _bf16_values(rng, (96, width))
+    src = sim.upload(x, BF16)
+    try:
+        out = extract_rows(sim, src, rows)
+        reads = []
+        original = sim.read_pages
+        sim.read_pages = lambda t, first, n: reads.append(n) or original(t, first, n)
+        try:
+            got = out.download(sim)
+        finally:
+            del sim.read_pages
+            out.free(sim)
+    finally:
+        sim.free(src)
+    np.testing.assert_array_equal(got, x[rows])
+    assert reads == [len(rows) * -(-width // 1024)]  # one read: per row its whole 2 KB pages, nothing more
+
+
 def test_bad_requests_are_refused(sim):
     src = sim.upload(np.zeros((40, 64), np.float32), BF16)
     other = DeviceRow.allocate(sim, 96)
@@ -64,6 +88,10 @@ def test_bad_requests_are_refused(sim):
             extract_row(sim, src, 40)
         with pytest.raises(RowExtractError, match="holds 96 values"):
             extract_row(sim, src, 0, other)
+        with pytest.raises(RowExtractError, match="row 41 is outside"):
+            extract_rows(sim, src, [3, 41])
+        with pytest.raises(RowExtractError, match="no rows"):
+            extract_rows(sim, src, [])
     finally:
         other.free(sim)
         sim.free(src)
