@@ -76,6 +76,31 @@ def test_ttft_chunks_as_the_engine_with_checkpoints_inside(capsys):
     assert t["checkpoints"] == 1 and t["checkpoint_bytes_up"] == len(cfg.gdn_layers) * (rows + recurrent)
 
 
+def test_ttft_reads_a_chunks_checkpoints_in_two_calls_per_gdn_layer(capsys):
+    """1024 tokens in one chunk: checkpoints every 256 tokens put three inside it (256, 512, 768) and one at
+    its end. Per GDN layer the three inner states come up in two blocking reads (the scan's checkpoint
+    tensor: three recurrent states; one tensor of the 3 x 3 conv rows in row-major 2 KB pages), the end state
+    in two more (the conv state's bf16 tile row, the recurrent state): 4 calls, not 3 x 4 + 2."""
+    code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "1024", "--chunk", "1024", "--timing-only",
+                     "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    r = json.loads(out)
+    cfg = get_preset("qwen3.5-9b")
+    n_gdn = len(cfg.gdn_layers)
+    assert [(c["start"], c["tokens"], c["checkpoints"]) for c in r["chunks"]] == [(0, 1024, [256, 512, 768, 1024])]
+    reads = [t for t in r["host_transfers"] if t["kind"] == "gdn_checkpoint"]
+    assert sum(t["calls"] for t in reads) == 4 * n_gdn
+    recurrent = cfg.gdn_num_v_heads * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4
+    rows = 3 * 3 * -(-cfg.gdn_conv_channels // 1024) * 2048
+    end_conv = 32 * cfg.gdn_conv_channels * 2
+    assert sum(t["nbytes"] for t in reads) == n_gdn * (rows + 3 * recurrent + end_conv + recurrent)
+    assert r["host_traffic"]["checkpoint_bytes_up"] == n_gdn * (rows + 4 * recurrent + end_conv)
+    # the calls' fixed time: 4 per GDN layer, at 59.5 us each (hw.py, central)
+    moved_s = sum(t["nbytes"] for t in reads) / 9.427e9  # the slowest page size's rate bounds the bytes' time
+    assert r["host_transfer"]["seconds_by_kind"]["up gdn_checkpoint"] <= 4 * n_gdn * 59.5e-6 + moved_s
+
+
 def test_ttft_needs_timing_only(capsys):
     code = cli.main(["bench", "ttft", "--seq", "64"])
     _, err = capsys.readouterr()

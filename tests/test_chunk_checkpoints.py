@@ -127,6 +127,29 @@ def test_device_checkpoints_inside_a_chunk_are_the_chunk_boundary_ones():
         assert_near_reference(big, reference_states(CONFIG, WEIGHTS, tokens, p), f"checkpoint {p}", 0.999, 0.03)
 
 
+def test_a_chunks_checkpoints_come_up_in_two_reads_per_gdn_layer():
+    """One 256-token chunk with checkpoints at 64, 128, 192 inside it and 256 at its end, counted at the
+    simulator's page reads (every host read goes through read_pages): per GDN layer one read of the three
+    recurrent states and one of the nine conv rows (three per checkpoint, row-major bf16, 1024 values a 2 KB
+    page), then the end state's conv and recurrent tensors, and the logits row once."""
+    eng = engine("sim", 256)
+    device = eng.model.device
+    reads, read_pages = [], device.read_pages
+    device.read_pages = lambda t, first, n: reads.append(n * t.page_size) or read_pages(t, first, n)
+    tokens = np.random.default_rng(2).integers(0, CONFIG.vocab_size, 256).tolist()
+    try:
+        eng.prefill(tokens)
+    finally:
+        del device.read_pages
+    n_gdn = len(CONFIG.gdn_layers)
+    hv, k, v, c = (CONFIG.gdn_num_v_heads, CONFIG.gdn_key_head_dim, CONFIG.gdn_value_head_dim,
+                   CONFIG.gdn_conv_channels)
+    inner = sorted([3 * hv * k * v * 4, 3 * 3 * -(-c // 1024) * 2048] * n_gdn)
+    end = [32 * -(-c // 32) * 32 * 2, hv * k * v * 4] * n_gdn  # conv [3, C] bf16: one tile row
+    logits = [-(-CONFIG.vocab_size // 1024) * 2048]
+    assert sorted(reads) == sorted(inner + end + logits), (n_gdn, reads)
+
+
 def test_torch_checkpoints_inside_a_chunk_are_the_chunk_boundary_ones():
     """The torch backend (the reference stack on host pages) gives the same checkpoints, also when an
     attention layer comes first (so the GDN states depend on attention over the chunk's prefix)."""

@@ -16,8 +16,9 @@ Host traffic is what the device stack moves for such a prompt (DeviceStack.traff
 the embedding rows down (the page table is resident: the page table update program, timed once per chunk,
 writes the chunk's new page ids into it from its runtime args, which are dispatch, not host data); the
 last token's row of logits up once (the row-extract
-program's pages); the GDN states up at each checkpoint (EngineOptions.checkpoint_every_blocks; inside a
-chunk the scan's state slice and the conv rows' pages, at a chunk's end the state tensors). The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
+program's pages); the GDN states up at each checkpoint (EngineOptions.checkpoint_every_blocks): per GDN layer
+the states of all of a chunk's inner checkpoints in two reads (the scan's checkpoint-state tensor, and the conv
+rows of every checkpoint extracted into one tensor), at a chunk's end the state tensors (two more). The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
 
 Each of those transfers is timed over the card's PCIe link (device/host_link.py: bytes at the measured rate
 for its page size plus a fixed time per blocking call) and added to the TTFT as by_op["host"]: the engine's
@@ -45,15 +46,11 @@ HOST_OVERLAP_NOTE = (
 
 def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
     """One GDN layer's reads of the states at checkpoints inside a chunk, as GdnCheckpointTensors.download makes
-    them: (bytes, page size, calls) of the conv rows (a read a row) and of the recurrent slices (a read each)."""
+    them: (bytes, page size, calls) of the conv rows of every checkpoint (one tensor, one read) and of the
+    recurrent states (one tensor, one read)."""
     if kept is None:
         return ()
-    rows = [r for per in kept.conv_rows for r in per]
-    slice_bytes = kept.nbytes - sum(r.nbytes for r in rows)
-    reads = [(slice_bytes, kept.recurrent.page_size, len(kept.offsets))]
-    if rows:
-        reads.append((sum(r.nbytes for r in rows), rows[0].tensor.page_size, len(rows)))
-    return tuple(reads)
+    return tuple((nbytes, page_size, 1) for nbytes, page_size in kept.reads)
 
 
 def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | None = None,

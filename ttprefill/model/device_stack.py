@@ -225,32 +225,35 @@ class GdnDeviceState:
 
 @dataclass
 class GdnCheckpointTensors:
-    """One GDN layer's states at checkpoints inside a chunk, on the device: per offset its conv rows (bf16,
-    row-major, oldest first) and its recurrent state (slice i of `recurrent`, [HV K, V] fp32 each)."""
+    """One GDN layer's states at checkpoints inside a chunk, on the device: the conv rows of every offset in
+    one tensor (kernel - 1 rows per offset, bf16 row-major, oldest first) and the recurrent states (slice i of
+    `recurrent`, [HV K, V] fp32 each, one slice per offset and no more). Each comes up in one read."""
 
     offsets: tuple[int, ...]
-    conv_rows: list[list]  # per offset, kernel - 1 DeviceRows
+    conv_rows: object  # ops/layout DeviceRows, len(offsets) * (kernel - 1) rows
     recurrent: DeviceTensor
 
     @property
+    def reads(self) -> tuple[tuple[int, int], ...]:
+        """(bytes, page size) of each blocking read a download makes: the conv rows, the recurrent states."""
+        return ((self.conv_rows.nbytes, self.conv_rows.tensor.page_size),
+                (self.recurrent.nbytes, self.recurrent.page_size))
+
+    @property
     def nbytes(self) -> int:
-        """What a download moves: the rows' pages and the written slices of `recurrent`."""
-        rows = sum(r.nbytes for per in self.conv_rows for r in per)
-        per_state = self.recurrent.num_pages // max(1, len(self.offsets)) * self.recurrent.page_size
-        return rows + len(self.offsets) * per_state
+        """What a download moves: every page of both tensors (each holds only the checkpoints' states)."""
+        return sum(nbytes for nbytes, _ in self.reads)
 
     def download(self, device) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """offset -> (conv state [kernel - 1, C], recurrent state [HV K, V]), fp32; reads only those pages."""
+        """offset -> (conv state [kernel - 1, C], recurrent state [HV K, V]), fp32; two reads in all."""
         from ttprefill.device.formats import from_device_bytes
 
-        rows, width = self.recurrent.shape[0] // max(1, len(self.offsets)), self.recurrent.shape[1]
-        pages = self.recurrent.num_pages // max(1, len(self.offsets))
-        out = {}
-        for i, offset in enumerate(self.offsets):
-            conv = np.stack([row.download(device) for row in self.conv_rows[i]])
-            raw = device.read_pages(self.recurrent, i * pages, pages)
-            out[offset] = (conv, from_device_bytes(raw, FP32, (rows, width)))
-        return out
+        n = len(self.offsets)
+        conv = self.conv_rows.download(device).reshape(n, self.conv_rows.count // n, self.conv_rows.width)
+        rows, width = self.recurrent.shape[0] // n, self.recurrent.shape[1]
+        raw = device.read_pages(self.recurrent, 0, self.recurrent.num_pages)
+        rec = from_device_bytes(raw, FP32, (n * rows, width)).reshape(n, rows, width)
+        return {offset: (conv[i], rec[i]) for i, offset in enumerate(self.offsets)}
 
 
 class _KindReports(list):
@@ -328,11 +331,12 @@ class LayerRunner:
                   checkpoints: tuple[int, ...] = ()) -> "GdnCheckpointTensors | None":
         """checkpoints: token offsets inside the chunk (whole GDN chunks) whose states the block leaves on the
         device, in s's tensors: the scan writes the recurrent states, and the conv state at offset p, the
-        pre-conv rows p - 3 .. p - 1, comes out of the qkv projection row by row (ops/layout's row extract)."""
+        pre-conv rows p - 3 .. p - 1, comes out of the qkv projection (ops/layout's extract_rows: every
+        checkpoint's rows into one tensor by one program), so each layer's checkpoints come up in two reads."""
         from ttprefill.ops.gdn import allocate_scan_scratch, checkpoint_chunk_indices, layer_programs
         from ttprefill.ops.gdn.programs import LayerTensors
         from ttprefill.ops.gdn.shapes import ScanShape
-        from ttprefill.ops.layout import extract_row
+        from ttprefill.ops.layout import extract_rows
 
         cfg, w = self.config, lw.mixer
         T = x.shape[0]
@@ -360,9 +364,9 @@ class LayerRunner:
         kept = None
         if checkpoints:
             width = state.conv.shape[0]
-            rows = [[extract_row(self.device, qkv, p - width + r, reports=reports) for r in range(width)]
-                    for p in checkpoints]
-            s.tensors += [row.tensor for per in rows for row in per]
+            rows = extract_rows(self.device, qkv, [p - width + r for p in checkpoints for r in range(width)],
+                                reports=reports)
+            s.tensors.append(rows.tensor)
             kept = GdnCheckpointTensors(tuple(checkpoints), rows, t.checkpoints)
         state.swap()
         self.residual(x, self.reduce(s, self.linear(s, t.y, w.out_proj)))
