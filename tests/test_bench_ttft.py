@@ -40,16 +40,16 @@ def test_ttft_smoke_on_one_chunk(capsys):
     # per LM-head chunk (fewer than 16 chunks for any vocabulary here)
     up = t["host_bytes_up"]
     assert up % 2048 == 0 and cfg.vocab_size * 2 <= up < cfg.vocab_size * 2 + 16 * 2048
-    # conv state [3, C] bf16 is one tile row; the recurrent state [HV K, V] fp32
-    state = len(cfg.gdn_layers) * (32 * cfg.gdn_conv_channels * 2 + cfg.gdn_num_v_heads
-                                   * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4)
+    # the end state comes up as the conv rows (3 rows of C bf16, row-major in 2 KB pages of 1024 values) and
+    # the recurrent state [HV K, V] fp32
+    conv = 3 * -(-cfg.gdn_conv_channels // 1024) * 2048
+    state = len(cfg.gdn_layers) * (conv + cfg.gdn_num_v_heads * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4)
     assert t["checkpoints"] == 1 and t["checkpoint_bytes_up"] == state
     # Host time by hand from the measured PCIe points (hw.py; tt-metal PR #25791): each blocking call's fixed
     # time plus bytes / the rate at its page size. Down: the embeddings, one call, bf16 tiles (2 KiB pages).
-    # Up at the chunk's end, per GDN layer one read of the conv state (bf16 tiles) and one of the recurrent state
+    # Up at the chunk's end, per GDN layer one read of the conv rows (2 KiB pages) and one of the recurrent state
     # (fp32 tiles, 4 KiB pages); the logits row (2 KiB pages) in one read per LM-head chunk (1 to 15).
     down_s = 119.4e-6 + embeddings / 15.071e9
-    conv = 32 * cfg.gdn_conv_channels * 2
     up_s = 2 * len(cfg.gdn_layers) * 59.5e-6 + len(cfg.gdn_layers) * conv / 9.427e9 + (state - len(
         cfg.gdn_layers) * conv) / 11.462e9
     logits_s = up / 9.427e9
@@ -78,9 +78,8 @@ def test_ttft_chunks_as_the_engine_with_checkpoints_inside(capsys):
 
 def test_ttft_reads_a_chunks_checkpoints_in_two_calls_per_gdn_layer(capsys):
     """1024 tokens in one chunk: checkpoints every 256 tokens put three inside it (256, 512, 768) and one at
-    its end. Per GDN layer the three inner states come up in two blocking reads (the scan's checkpoint
-    tensor: three recurrent states; one tensor of the 3 x 3 conv rows in row-major 2 KB pages), the end state
-    in two more (the conv state's bf16 tile row, the recurrent state): 4 calls, not 3 x 4 + 2."""
+    its end. Per GDN layer the four states come up in two blocking reads (the scan's checkpoint tensor: four
+    recurrent states; one tensor of the 4 x 3 conv rows in row-major 2 KB pages): 2 calls, not 3 x 4 + 2."""
     code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "1024", "--chunk", "1024", "--timing-only",
                      "--json"])
     out, err = capsys.readouterr()
@@ -90,15 +89,14 @@ def test_ttft_reads_a_chunks_checkpoints_in_two_calls_per_gdn_layer(capsys):
     n_gdn = len(cfg.gdn_layers)
     assert [(c["start"], c["tokens"], c["checkpoints"]) for c in r["chunks"]] == [(0, 1024, [256, 512, 768, 1024])]
     reads = [t for t in r["host_transfers"] if t["kind"] == "gdn_checkpoint"]
-    assert sum(t["calls"] for t in reads) == 4 * n_gdn
+    assert sum(t["calls"] for t in reads) == 2 * n_gdn
     recurrent = cfg.gdn_num_v_heads * cfg.gdn_key_head_dim * cfg.gdn_value_head_dim * 4
-    rows = 3 * 3 * -(-cfg.gdn_conv_channels // 1024) * 2048
-    end_conv = 32 * cfg.gdn_conv_channels * 2
-    assert sum(t["nbytes"] for t in reads) == n_gdn * (rows + 3 * recurrent + end_conv + recurrent)
-    assert r["host_traffic"]["checkpoint_bytes_up"] == n_gdn * (rows + 4 * recurrent + end_conv)
-    # the calls' fixed time: 4 per GDN layer, at 59.5 us each (hw.py, central)
+    rows = 4 * 3 * -(-cfg.gdn_conv_channels // 1024) * 2048
+    assert sum(t["nbytes"] for t in reads) == n_gdn * (rows + 4 * recurrent)
+    assert r["host_traffic"]["checkpoint_bytes_up"] == n_gdn * (rows + 4 * recurrent)
+    # the calls' fixed time: 2 per GDN layer, at 59.5 us each (hw.py, central)
     moved_s = sum(t["nbytes"] for t in reads) / 9.427e9  # the slowest page size's rate bounds the bytes' time
-    assert r["host_transfer"]["seconds_by_kind"]["up gdn_checkpoint"] <= 4 * n_gdn * 59.5e-6 + moved_s
+    assert r["host_transfer"]["seconds_by_kind"]["up gdn_checkpoint"] <= 2 * n_gdn * 59.5e-6 + moved_s
 
 
 def test_ttft_needs_timing_only(capsys):

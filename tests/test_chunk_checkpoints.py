@@ -129,9 +129,9 @@ def test_device_checkpoints_inside_a_chunk_are_the_chunk_boundary_ones():
 
 def test_a_chunks_checkpoints_come_up_in_two_reads_per_gdn_layer():
     """One 256-token chunk with checkpoints at 64, 128, 192 inside it and 256 at its end, counted at the
-    simulator's page reads (every host read goes through read_pages): per GDN layer one read of the three
-    recurrent states and one of the nine conv rows (three per checkpoint, row-major bf16, 1024 values a 2 KB
-    page), then the end state's conv and recurrent tensors, and the logits row once."""
+    simulator's page reads (every host read goes through read_pages): per GDN layer one read of the four
+    recurrent states and one of the twelve conv rows (three per checkpoint, row-major bf16, 1024 values a 2 KB
+    page), and the logits row once."""
     eng = engine("sim", 256)
     device = eng.model.device
     reads, read_pages = [], device.read_pages
@@ -144,10 +144,32 @@ def test_a_chunks_checkpoints_come_up_in_two_reads_per_gdn_layer():
     n_gdn = len(CONFIG.gdn_layers)
     hv, k, v, c = (CONFIG.gdn_num_v_heads, CONFIG.gdn_key_head_dim, CONFIG.gdn_value_head_dim,
                    CONFIG.gdn_conv_channels)
-    inner = sorted([3 * hv * k * v * 4, 3 * 3 * -(-c // 1024) * 2048] * n_gdn)
-    end = [32 * -(-c // 32) * 32 * 2, hv * k * v * 4] * n_gdn  # conv [3, C] bf16: one tile row
+    states = [4 * hv * k * v * 4, 4 * 3 * -(-c // 1024) * 2048] * n_gdn
     logits = [-(-CONFIG.vocab_size // 1024) * 2048]
-    assert sorted(reads) == sorted(inner + end + logits), (n_gdn, reads)
+    assert sorted(reads) == sorted(states + logits), (n_gdn, reads)
+
+
+def test_the_end_state_read_with_the_checkpoints_is_the_state_the_chunk_leaves():
+    """sync_end brings the chunk's end state up in the checkpoints' reads (the scan's copy of it, the conv rows
+    extracted from the pre-conv activations); bit for bit the ping-pong state tensors the next chunk reads,
+    downloaded whole afterwards."""
+    from ttprefill.model.stack import ChunkContext
+
+    stack = engine("sim", 256).model
+    state = stack.new_state()
+    tokens = np.random.default_rng(4).integers(0, CONFIG.vocab_size, 256)
+    stack.forward(tokens, state, ChunkContext(0, 256, tuple(range(4)), checkpoints=(64, 128, 192)),
+                  need_logits=False, sync_end=True)
+    try:
+        shared = {i: (state.conv_states[i].numpy().copy(), state.recurrent_states[i].numpy().copy())
+                  for i in CONFIG.gdn_layers}
+        assert stack.sync_to_host(state) > 0
+        for i in CONFIG.gdn_layers:
+            assert np.array_equal(shared[i][0], state.conv_states[i].numpy()), f"conv state of GDN layer {i}"
+            assert np.array_equal(shared[i][1], state.recurrent_states[i].numpy()), f"recurrent state of layer {i}"
+            assert np.abs(shared[i][1]).max() > 0
+    finally:
+        stack.release(state)
 
 
 def test_torch_checkpoints_inside_a_chunk_are_the_chunk_boundary_ones():

@@ -83,7 +83,7 @@ def test_resident_rope_tables_are_counted():
 def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens):
     """The plan's activations against the simulator's DRAM allocator: the chunk's residual stream plus the
     largest of the three blocks' temporaries as the device stack's LayerRunner allocates them (shapes only,
-    timing-only device), the GDN block with a checkpoint at every 64-token block boundary inside."""
+    timing-only device), the GDN block with a checkpoint at every 64-token block boundary inside and at its end."""
     from ttprefill.device.sim_device import SimDevice
     from ttprefill.model.device_stack import (BF16, FP32, WEIGHT_FORMATS, GdnDeviceState, LayerRunner, OpTimes,
                                               Scratch, WeightSource, layer_weights)
@@ -127,8 +127,8 @@ def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens
         free(tensor)
 
     device.allocate, device.free = counting_allocate, counting_free
-    inside = tuple(range(64, tokens, 64))
-    for run in (lambda s: runner.gdn_block(s, x, gdn_w, state, inside), lambda s: runner.mlp_block(s, x, gdn_w),
+    checkpoints = tuple(range(64, tokens, 64)) + (tokens,)
+    for run in (lambda s: runner.gdn_block(s, x, gdn_w, state, checkpoints), lambda s: runner.mlp_block(s, x, gdn_w),
                 lambda s: runner.attention_block(s, x, attn_w, cache, table.tensor,
                                                  ChunkContext(0, tokens, tuple(range(pages))), rope)):
         block = Scratch(device)

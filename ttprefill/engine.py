@@ -228,7 +228,7 @@ class Engine:
         request = run.request
         tokens = request.tokens[chunk.start:chunk.end]
         # The GDN states at checkpoints inside the chunk come back in run.state.checkpoints; the one at its
-        # end (if asked for) is the state the chunk leaves.
+        # end (if asked for) is the state the chunk leaves, brought to the host in the same reads.
         context = ChunkContext(chunk.start, chunk.num_tokens, tuple(request.reservation.page_table),
                                checkpoints=chunk.inner_checkpoints)
         at_end = chunk.end in chunk.checkpoints
@@ -236,12 +236,10 @@ class Engine:
         t0 = time.perf_counter()
         if self.on_device:
             traffic = _traffic_snapshot(self.model)
-            logits = self.model.forward(tokens, run.state, context, need_logits=chunk.end == request.num_tokens)
+            logits = self.model.forward(tokens, run.state, context, need_logits=chunk.end == request.num_tokens,
+                                        sync_end=at_end)
             run.last_logits = logits if logits is not None else run.last_logits
-            run.state_on_host = False
-            if at_end:
-                self.model.sync_to_host(run.state)
-                run.state_on_host = True
+            run.state_on_host = at_end
             _add_traffic(run.traffic, traffic, _traffic_snapshot(self.model))
         else:
             run.last_logits = self.model.forward(tokens, run.state, context, last_only=True)

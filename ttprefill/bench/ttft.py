@@ -17,8 +17,8 @@ the embedding rows down (the page table is resident: the page table update progr
 writes the chunk's new page ids into it from its runtime args, which are dispatch, not host data); the
 last token's row of logits up once (the row-extract
 program's pages); the GDN states up at each checkpoint (EngineOptions.checkpoint_every_blocks): per GDN layer
-the states of all of a chunk's inner checkpoints in two reads (the scan's checkpoint-state tensor, and the conv
-rows of every checkpoint extracted into one tensor), at a chunk's end the state tensors (two more). The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
+the states of all of a chunk's checkpoints, inside it and at its end, in two reads (the scan's checkpoint-state
+tensor, and the conv rows of every checkpoint extracted into one tensor). The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
 
 Each of those transfers is timed over the card's PCIe link (device/host_link.py: bytes at the measured rate
 for its page size plus a fixed time per blocking call) and added to the TTFT as by_op["host"]: the engine's
@@ -39,9 +39,9 @@ HOST_OVERLAP_NOTE = (
     "The embeddings must be on the device before the chunk's first program; they could only hide behind the "
     "previous chunk's programs with a second input buffer, which the stack does not keep. The GDN states at a "
     "checkpoint inside a chunk are read right after their layer's GDN block, from the block's scratch, which the "
-    "next block reuses, so they cannot overlap. The state at a chunk's end is read after the chunk (sync_to_host); "
-    "the next chunk only reads that ping-pong buffer and writes the other, so on a card this read could run while "
-    "the next chunk computes, but the engine waits for it first. The logits row ends the prompt.")
+    "next block reuses, so they cannot overlap; the state at a chunk's end comes up in the same two reads "
+    "(the scan writes a copy of it into the checkpoint tensor, its conv rows join the others). The logits row "
+    "ends the prompt.")
 
 
 def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
@@ -135,7 +135,10 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
                                token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
     for chunk in plan:
         start, T = chunk.start, chunk.num_tokens
-        offsets = tuple(p - start for p in chunk.inner_checkpoints)
+        at_end = chunk.end in chunk.checkpoints
+        # the engine brings a chunk's end state up with its inner checkpoints (DeviceStack.forward's sync_end)
+        end_shared = at_end and T >= config.gdn_conv_kernel - 1
+        offsets = tuple(p - start for p in chunk.inner_checkpoints) + ((T,) if end_shared else ())
         s = Scratch(device)
         try:
             x = s.alloc((T, config.hidden_size))
@@ -150,10 +153,11 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
                 r.mlp_block(s, x, gdn_w)
                 per_shape[T, offsets] = (times, _inner_checkpoint_reads(kept))
             layer_times, inner_reads = per_shape[T, offsets]
-            at_end = chunk.end in chunk.checkpoints
-            # per GDN layer, right after its block: the states inside the chunk; after the chunk: its end state
+            # per GDN layer, right after its block: the states at the chunk's checkpoints (its end's among them);
+            # a chunk too short to hold the conv rows reads its end state tensors after the chunk (sync_to_host)
             end_reads = ((state.conv.nbytes, state.conv.page_size), (state.rec.nbytes, state.rec.page_size))
-            for nbytes, page_size, calls in inner_reads + (tuple((b, p, 1) for b, p in end_reads) if at_end else ()):
+            late = tuple((b, p, 1) for b, p in end_reads) if at_end and not end_shared else ()
+            for nbytes, page_size, calls in inner_reads + late:
                 transfers.append(HostTransfer("gdn_checkpoint", "up", n_gdn * nbytes, page_size, n_gdn * calls))
                 checkpoint_up += n_gdn * nbytes
             attn = OpTimes()

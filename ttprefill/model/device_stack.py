@@ -22,9 +22,11 @@ ops/attention/page_table.py: the chunk's new page ids, and on a request's first 
 into it as runtime args of a small program of ours, dispatch like every program's buffer addresses, not a
 host-to-device data transfer). What crosses per chunk, by kind, is counted in `traffic` (ChunkTraffic): the
 embeddings down, the last token's logits row up (bf16, on a prompt's last chunk); GDN states up only
-when the engine asks for a checkpoint (sync_to_host at a chunk's end; inside a chunk, the scan's state at
-that position and the conv rows before it, kind "gdn_checkpoint" both) and down once when a request starts
-from one (or from zeros). What went down once when the stack started is in `setup` (weights, RoPE tables).
+when the engine asks for a checkpoint (kind "gdn_checkpoint"): per GDN layer, right after its block, the
+states at every checkpoint of the chunk, inside it and at its end (forward's sync_end), in two reads (the
+scan's checkpoint-state tensor; the conv rows before each position, extracted into one tensor), or the
+whole state tensors (sync_to_host, e.g. at a prompt's end); and down once when a request starts from one
+(or from zeros). What went down once when the stack started is in `setup` (weights, RoPE tables).
 
 RoPE runs in place (ops/rope) for Qwen3.5's 64 rotary dims and the tiny test model's 16 alike.
 """
@@ -329,10 +331,11 @@ class LayerRunner:
 
     def gdn_block(self, s: Scratch, x, lw: LayerWeights, state: GdnDeviceState,
                   checkpoints: tuple[int, ...] = ()) -> "GdnCheckpointTensors | None":
-        """checkpoints: token offsets inside the chunk (whole GDN chunks) whose states the block leaves on the
-        device, in s's tensors: the scan writes the recurrent states, and the conv state at offset p, the
-        pre-conv rows p - 3 .. p - 1, comes out of the qkv projection (ops/layout's extract_rows: every
-        checkpoint's rows into one tensor by one program), so each layer's checkpoints come up in two reads."""
+        """checkpoints: token offsets in the chunk (whole GDN chunks inside it, and possibly T, its end) whose
+        states the block leaves on the device, in s's tensors: the scan writes the recurrent states (at T the
+        state it leaves, a second copy), and the conv state at offset p, the pre-conv rows p - 3 .. p - 1,
+        comes out of the qkv projection (ops/layout's extract_rows: every checkpoint's rows into one tensor
+        by one program), so each layer's checkpoints come up in two reads."""
         from ttprefill.ops.gdn import allocate_scan_scratch, checkpoint_chunk_indices, layer_programs
         from ttprefill.ops.gdn.programs import LayerTensors
         from ttprefill.ops.gdn.shapes import ScanShape
@@ -341,9 +344,16 @@ class LayerRunner:
         cfg, w = self.config, lw.mixer
         T = x.shape[0]
         dims = cfg.gdn_dims
-        chunk_indices, _ = checkpoint_chunk_indices(checkpoints, T, self.gdn_chunk)
-        if len(chunk_indices) != len(checkpoints):
-            raise DeviceStackError(f"GDN checkpoints {list(checkpoints)} must lie strictly inside the chunk of {T}")
+        inner = tuple(p for p in checkpoints if p != T)
+        chunk_indices, _ = checkpoint_chunk_indices(inner, T, self.gdn_chunk)
+        if len(chunk_indices) != len(inner) or list(checkpoints) != sorted(set(checkpoints)):
+            raise DeviceStackError(f"GDN checkpoints {list(checkpoints)} must be ascending and lie inside the "
+                                   f"chunk of {T} (or at its end)")
+        if T in checkpoints:
+            if T < state.conv.shape[0]:
+                raise DeviceStackError(f"the state at the end of a chunk of {T} tokens holds conv rows from before "
+                                       "it: read it with sync_to_host")
+            chunk_indices.append(-(-T // self.gdn_chunk) - 1)  # the scan's last chunk: the state it leaves
         h = self.norm(s, x, lw.input_norm, out=s.alloc(x.shape))
         qkv, z = self.linear(s, h, w.in_qkv), self.linear(s, h, w.in_z)
         b, a = self.linear(s, h, w.in_b), self.linear(s, h, w.in_a)
@@ -530,9 +540,12 @@ class DeviceStack:
 
     # ---- one chunk
     @torch.no_grad()
-    def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True):
+    def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True,
+                sync_end: bool = False):
         """Runs one chunk and advances `state`; returns the last token's logits [vocab] (fp32 torch) when
-        need_logits, else None (the LM head then does not run)."""
+        need_logits, else None (the LM head then does not run). sync_end: also bring the GDN states the chunk
+        leaves into `state`'s host tensors (what sync_to_host does), in the same reads as the checkpoints
+        inside the chunk (a chunk shorter than the conv state reads them with sync_to_host)."""
         cfg = self.config
         tokens = np.asarray(tokens, np.int64).reshape(-1)
         T = len(tokens)
@@ -546,6 +559,9 @@ class DeviceStack:
             raise DeviceStackError(f"token ids must be in [0, {cfg.vocab_size})")
         states = self._device_state(state)
         offsets = tuple(context.checkpoint_offsets(self.runner.gdn_chunk))
+        end_shared = sync_end and T >= cfg.gdn_conv_kernel - 1
+        if end_shared:
+            offsets += (T,)
         state.checkpoints = {p: ModelState(p) for p in context.checkpoints}
         s = Scratch(self.device)
         try:
@@ -563,19 +579,22 @@ class DeviceStack:
                     self._block(self._gdn_block, x, lw, states[i], i, offsets, state)
                 self._block(self.runner.mlp_block, x, lw)
             state.num_tokens += T
+            if sync_end and not end_shared:
+                self.sync_to_host(state)
             return self._last_logits(s, x) if need_logits else None
         finally:
             s.free()
 
     def _gdn_block(self, s: Scratch, x, lw: LayerWeights, dev_state: GdnDeviceState, layer: int,
                    offsets: tuple[int, ...], state: ModelState) -> None:
-        """A GDN block; the states at the chunk's checkpoints come up into state.checkpoints."""
+        """A GDN block; the states at the chunk's checkpoints come up into state.checkpoints, the one at its end
+        (offset T, when asked for) into `state` itself."""
         kept = self.runner.gdn_block(s, x, lw, dev_state, offsets)
         if kept is None:
             return
         start = state.num_tokens
         for offset, (conv, rec) in self.split.download_checkpoints(self.device, kept).items():
-            checkpoint = state.checkpoints[start + offset]
+            checkpoint = state if offset == x.shape[0] else state.checkpoints[start + offset]
             checkpoint.conv_states[layer] = torch.from_numpy(conv)
             checkpoint.recurrent_states[layer] = torch.from_numpy(rec.reshape(state.recurrent_states[layer].shape))
         self.traffic.add("up", "gdn_checkpoint", kept.nbytes * self.copies)

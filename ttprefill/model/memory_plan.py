@@ -78,8 +78,8 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
       attention  the normed copy, the fused q|gate|k|v projection, normed q and k, the per-head Q, gate and
                  O, the chunk's K and V per head, the merged heads, o_proj's output;
       GDN        the normed copy, qkv (pre- and post-conv), z, a, b, o, y, out_proj's output, g and beta,
-                 the scan's scratch, and the states at the checkpoints inside the chunk: at most one per
-                 block boundary (per GDN chunk when block_tokens is None).
+                 the scan's scratch, and the states at the chunk's checkpoints: at most one per block
+                 boundary inside it (per GDN chunk when block_tokens is None) and one at its end.
     bf16 tiles but g, beta, the scan's scratch and the states (fp32)."""
     from ttprefill.device.program import DataFormat
     from ttprefill.ops.gdn import DEFAULT_CHUNK
@@ -103,8 +103,8 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
         chunk = gdn_chunk or DEFAULT_CHUNK
         scratch = sum(_tiles(*shape) * DataFormat(fmt).tile_bytes
                       for shape, fmt in scan_scratch_shapes(ScanShape.of(dims, chunk_tokens, chunk)))
-        inside = max(1, (chunk_tokens - 1) // (block_tokens or chunk))
-        states = inside * _tiles(hv * dims.key_dim, dims.value_dim) * TILE_BYTES["fp32"]
+        checkpoints = (chunk_tokens - 1) // (block_tokens or chunk) + 1
+        states = checkpoints * _tiles(hv * dims.key_dim, dims.value_dim) * TILE_BYTES["fp32"]
         gates = 2 * _tiles(rows, hv) * (TILE_BYTES["fp32"] + TILE_BYTES["bf16"])  # g, beta; a, b
         blocks.append(bf16(H, C, C, vdim, vdim, vdim, H) + gates + scratch + states)
     return bf16(H) + max(blocks)
