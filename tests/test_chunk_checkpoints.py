@@ -131,11 +131,13 @@ def test_a_chunks_checkpoints_come_up_in_two_reads_per_gdn_layer():
     """One 256-token chunk with checkpoints at 64, 128, 192 inside it and 256 at its end, counted at the
     simulator's page reads (every host read goes through read_pages): per GDN layer one read of the four
     recurrent states and one of the twelve conv rows (three per checkpoint, row-major bf16, 1024 values a 2 KB
-    page), and the logits row once."""
+    page), and the logits row once; each read a whole tensor, so a card's reads move nothing more."""
     eng = engine("sim", 256)
     device = eng.model.device
     reads, read_pages = [], device.read_pages
-    device.read_pages = lambda t, first, n: reads.append(n * t.page_size) or read_pages(t, first, n)
+    whole = []  # whether each read takes its whole tensor: a card's reads (ttnn from_device) move nothing less
+    device.read_pages = lambda t, first, n: (reads.append(n * t.page_size), whole.append(
+        first == 0 and n == t.num_pages)) and read_pages(t, first, n)
     tokens = np.random.default_rng(2).integers(0, CONFIG.vocab_size, 256).tolist()
     try:
         eng.prefill(tokens)
@@ -147,6 +149,7 @@ def test_a_chunks_checkpoints_come_up_in_two_reads_per_gdn_layer():
     states = [4 * hv * k * v * 4, 4 * 3 * -(-c // 1024) * 2048] * n_gdn
     logits = [-(-CONFIG.vocab_size // 1024) * 2048]
     assert sorted(reads) == sorted(states + logits), (n_gdn, reads)
+    assert all(whole)
 
 
 def test_the_end_state_read_with_the_checkpoints_is_the_state_the_chunk_leaves():
