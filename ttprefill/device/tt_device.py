@@ -435,8 +435,9 @@ class TTDevice:
     def read_pages(self, tensor: TTTensor, first_page: int, num_pages: int) -> np.ndarray:
         """Pages in the device byte format, like SimDevice.read_pages. On a mesh, the pages of the first chip's
         copy of a replicated tensor. ttnn 0.81.1 has no region read (from_device and copy_device_to_host_tensor
-        move whole tensors; copy_host_to_device_tensor_partial writes sharded buffers only), so any read brings
-        the whole tensor up: the device stack's reads are whole-tensor reads by design (its checkpoint and row
+        move whole tensors; copy_host_to_device_tensor_partial writes sharded buffers only; ttnn.narrow's
+        zero-copy view of a DRAM-interleaved tensor covers only whole tile rows from a page on DRAM bank 0,
+        not used here), so any read brings the whole tensor up: the device stack's reads are whole-tensor reads by design (its checkpoint and row
         tensors hold only what is read; tests/test_chunk_checkpoints.py checks every read takes all pages)."""
         self._check_replicated(tensor, "read_pages")
         if first_page < 0 or first_page + num_pages > tensor.num_pages:
