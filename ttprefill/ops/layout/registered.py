@@ -6,7 +6,7 @@ from ttprefill.device.program import DataFormat, Program
 from ttprefill.ops.registry import build_device, register
 
 from .heads import HeadLayout, heads_copy_program
-from .row import DeviceRow, row_extract_program
+from .row import DeviceRow, DeviceRows, row_extract_program, rows_extract_program
 
 
 @register("layout/split_q_T256_h16_d256")
@@ -25,3 +25,14 @@ def _last_logits_row() -> Program:
     device = build_device()
     src = device.allocate((32, 32768), DataFormat.Float16_b)
     return row_extract_program(src, 31, DeviceRow.allocate(device, 32768))
+
+
+@register("layout/row_extract_w8192_x24")
+def _checkpoint_conv_rows() -> Program:
+    """Qwen3.5-9B's GDN conv rows at a 2048-token chunk's eight checkpoints (every 256 tokens, the end's
+    included): three pre-conv rows of 8192 channels before each, into one tensor."""
+    device = build_device()
+    src = device.allocate((2048, 8192), DataFormat.Float16_b)
+    rows = [p - 3 + r for p in range(256, 2049, 256) for r in range(3)]
+    dst = DeviceRows.allocate(device, 8192, len(rows))
+    return rows_extract_program(src, rows, dst.tensor, dst.width)
