@@ -81,6 +81,7 @@ def test_many_rows_into_one_tensor_in_one_read(sim, width, rows):
 
 
 def test_bad_requests_are_refused(sim):
+    in_use = sim.dram_bytes_in_use()
     src = sim.upload(np.zeros((40, 64), np.float32), BF16)
     other = DeviceRow.allocate(sim, 96)
     try:
@@ -101,3 +102,5 @@ def test_bad_requests_are_refused(sim):
             extract_row(sim, fp32, 0)
     finally:
         sim.free(fp32)
+    # a refused request frees what it allocated for its output
+    assert sim.dram_bytes_in_use() == in_use

@@ -162,7 +162,7 @@ def extract_row(device, src: DeviceTensor, row: int, dst: DeviceRow | None = Non
                 reports: list | None = None) -> DeviceRow:
     """Row `row` of src [R, W] as a DeviceRow (allocated here unless given); the caller frees it."""
     out = dst if dst is not None else DeviceRow.allocate(device, src.shape[1])
-    _run(device, row_extract_program(src, row, out), out if dst is None else None, reports)
+    _run(device, lambda: row_extract_program(src, row, out), out if dst is None else None, reports)
     return out
 
 
@@ -172,14 +172,15 @@ def extract_rows(device, src: DeviceTensor, rows, *, reports: list | None = None
     if not rows:
         raise RowExtractError("no rows to extract: list at least one")
     out = DeviceRows.allocate(device, src.shape[1], len(rows))
-    _run(device, rows_extract_program(src, rows, out.tensor, out.width), out, reports)
+    _run(device, lambda: rows_extract_program(src, rows, out.tensor, out.width), out, reports)
     return out
 
 
-def _run(device, program: Program, made, reports) -> None:
-    """Runs the program; frees `made` (what the caller allocated for it) if it fails."""
+def _run(device, build, made, reports) -> None:
+    """Builds the program (build() checks the request) and runs it; frees `made` (what the caller allocated for
+    it) if either step fails, so a refused request leaves the device's memory as it found it."""
     try:
-        report = device.run(program)
+        report = device.run(build())
     except Exception:
         if made is not None:
             made.free(device)
