@@ -137,3 +137,25 @@ def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens
     measured = x.nbytes + peak[0]
     planned = activation_bytes(cfg, tokens, 64, 64)
     assert measured * 0.98 <= planned <= measured * 1.05, (planned, measured)
+
+
+def test_a_requests_page_table_is_counted(sim):
+    from ttprefill.ops.attention.page_table import ResidentPageTable
+
+    config = get_preset("qwen3.5-9b")
+    # 1,025 uint32 entries need 33 rows of 32: two 32x32 tiles of 4 bytes, interleaved over 12 DRAM banks that
+    # each reserve the same slots: one tile slot in every bank; 13,000 entries: 13 tiles, two slots a bank
+    plan = plan_memory(config, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=256, kv_pages=1025)
+    assert plan.parts["page_table"] == 12 * 32 * 32 * 4
+    plan = plan_memory(config, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=256, kv_pages=13000)
+    assert plan.parts["page_table"] == 24 * 32 * 32 * 4
+    # what the device stack's resident table takes on the simulator, for a few pool sizes
+    for pages in (1, 1024, 1025, 13000):
+        before = sim.dram_bytes_in_use()
+        table = ResidentPageTable(sim, pages)
+        try:
+            taken = sim.dram_bytes_in_use() - before
+        finally:
+            table.free()
+        assert plan_memory(config, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=256,
+                           kv_pages=pages).parts["page_table"] == taken

@@ -343,11 +343,10 @@ def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 
     from ttprefill.model.memory_plan import MemoryPlanError, plan_memory
 
     try:
-        positions = options.cache_budget_bytes // kv_page_bytes(config, options.block_tokens,
-                                                                 options.kv_page_format) * options.block_tokens
+        pages = options.cache_budget_bytes // kv_page_bytes(config, options.block_tokens, options.kv_page_format)
         plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
-                    chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=positions,
-                    gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens).check()
+                    chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=pages * options.block_tokens,
+                    gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens, kv_pages=pages).check()
     except MemoryPlanError as error:
         raise EngineError(f"{config.name} {error}") from None
 

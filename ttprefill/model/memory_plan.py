@@ -9,7 +9,9 @@ On the device a prefill keeps three things in DRAM at once:
 - one chunk's working set: the live GDN conv and recurrent states of every GDN layer (fp32, as the
   scan carries them) and the chunk's activations: its residual stream and the largest block's
   temporaries (activation_bytes);
-- the resident RoPE tables: fp32 cos and sin of the rotary dims for every position the K/V pages can hold.
+- the resident RoPE tables: fp32 cos and sin of the rotary dims for every position the K/V pages can hold;
+- a request's resident page table: one UInt32 entry per K/V page it may name (every page of the pool at
+  most), in 32x32 tiles of 4 KB interleaved over the DRAM banks, as ops/attention/page_table.py keeps it.
 
 The plan reports each part in bytes and refuses, with the numbers and the ways out, when their sum
 passes the chip's DRAM (hw.DRAM_BYTES_PER_CHIP). Sizes of the formats follow tt-metal's tile layouts:
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ttprefill.hw import DRAM_BYTES_PER_CHIP
+from ttprefill.hw import DRAM_BANKS, DRAM_BYTES_PER_CHIP
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.weights import parameter_shapes
 
@@ -68,6 +70,16 @@ def rope_table_bytes(config: ModelConfig, positions: int) -> int:
     if not config.attention_layers or positions <= 0:
         return 0
     return 2 * _tiles(positions, max(config.rotary_dim, TILE)) * TILE_BYTES["fp32"]
+
+
+def page_table_bytes(config: ModelConfig, pages: int) -> int:
+    """A request's UInt32 page table [ceil(pages / 32), 32] on the device: 32x32 tiles of 4 bytes, interleaved
+    over the DRAM banks, each bank holding the same number of tile slots (so at least one tile per bank: a
+    table this small is the one tensor where that rounding is most of its size)."""
+    if not config.attention_layers or pages <= 0:
+        return 0
+    tiles = _tiles(-(-pages // TILE), TILE)
+    return -(-tiles // DRAM_BANKS) * DRAM_BANKS * TILE * TILE * 4
 
 
 def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
@@ -148,7 +160,7 @@ class MemoryPlan:
 
 def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: int, chunk_tokens: int,
                 chips: int = 1, rope_positions: int = 0, gdn_chunk: int | None = None,
-                block_tokens: int | None = None) -> MemoryPlan:
+                block_tokens: int | None = None, kv_pages: int = 0) -> MemoryPlan:
     """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel);
     a chunk's activations are needed whole on each chip."""
     if chips < 1:
@@ -161,5 +173,6 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
         "gdn_states": -(-state_bytes(config) // chips),
         "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens),
         "rope_tables": rope_table_bytes(config, rope_positions),
+        "page_table": page_table_bytes(config, kv_pages),
     }
     return MemoryPlan(config.name, weight_format, chips, parts)
