@@ -25,6 +25,7 @@ from ttprefill.hw import (  # noqa: F401
     L1_FIRMWARE_BYTES,
     L1_KERNEL_CONFIG_BYTES,
     L1_RESERVED_BYTES,
+    MAX_CORES,
     MAX_RUNTIME_ARGS,
     MAX_SEMAPHORES,
     NUM_CIRCULAR_BUFFERS,
@@ -399,3 +400,22 @@ class ProgramError(ValueError):
 
 class L1OverflowError(ProgramError):
     """The circular buffers of a program do not fit a core's L1."""
+
+
+def core_list(count: int) -> list[CoreCoord]:
+    """The first `count` cores of the grid, row by row."""
+    if not 1 <= count <= MAX_CORES:
+        raise ValueError(f"a program runs on 1..{MAX_CORES} cores; asked for {count}")
+    return [CoreCoord(i % GRID_X, i // GRID_X) for i in range(count)]
+
+
+def split_units(units: int, max_cores: int = MAX_CORES) -> list[tuple[CoreCoord, int, int]]:
+    """Contiguous runs of work units per core: (core, first unit, count), as even as possible."""
+    n = min(units, max_cores)
+    base, extra = divmod(units, n)
+    out, first = [], 0
+    for i, core in enumerate(core_list(n)):
+        count = base + (1 if i < extra else 0)
+        out.append((core, first, count))
+        first += count
+    return out

@@ -6,29 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ttprefill.device.program import CoreCoord, DataFormat
-from ttprefill.hw import DRAM_PEAK_BYTES_PER_CYCLE, GRID_X, MAX_CORES, MAX_RUNTIME_ARGS
+# core_list and split_units are the device's work split, re-exported as part of the GDN planner's API
+from ttprefill.device.program import DataFormat, core_list, split_units  # noqa: F401
+from ttprefill.hw import DRAM_PEAK_BYTES_PER_CYCLE, MAX_CORES, MAX_RUNTIME_ARGS
 
 from .shapes import BF16, FP32, TILE, GdnCheckpointError, GdnDims, ScanShape
-
-
-def core_list(count: int) -> list[CoreCoord]:
-    """The first `count` cores of the grid, row by row."""
-    if not 1 <= count <= MAX_CORES:
-        raise ValueError(f"a program runs on 1..{MAX_CORES} cores; asked for {count}")
-    return [CoreCoord(i % GRID_X, i // GRID_X) for i in range(count)]
-
-
-def split_units(units: int, max_cores: int = MAX_CORES) -> list[tuple[CoreCoord, int, int]]:
-    """Contiguous runs of work units per core: (core, first unit, count), as even as possible."""
-    n = min(units, max_cores)
-    base, extra = divmod(units, n)
-    out, first = [], 0
-    for i, core in enumerate(core_list(n)):
-        count = base + (1 if i < extra else 0)
-        out.append((core, first, count))
-        first += count
-    return out
 
 
 # Rough per-chunk costs for choosing the sequential pass's value block (cycles; WORMHOLE.md rates):

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
-    DRAM_READ_NOC, DRAM_WRITE_NOC, GRID_X, GRID_Y, CircularBuffer, CoreCoord, CoreRangeSet, Kernel, Program, Role,
+    DRAM_READ_NOC, DRAM_WRITE_NOC, CircularBuffer, CoreRangeSet, Kernel, Program, Role,
+    split_units,
 )
 from ttprefill.device.tensor import DeviceTensor
 
@@ -49,15 +50,8 @@ def heads_copy_program(src: DeviceTensor, src_layout: HeadLayout, dst: DeviceTen
         if last > t.num_pages:
             raise HeadLayoutError(f"the {name} {t.shape} has {t.num_pages} tiles; this relayout reaches tile {last}")
     units = token_tiles * heads
-    n_cores = min(GRID_X * GRID_Y, units)
-    base, extra = divmod(units, n_cores)
-    cores = [CoreCoord(i % GRID_X, i // GRID_X) for i in range(n_cores)]
-    ranges, first = {}, 0
-    for i, core in enumerate(cores):
-        count = base + (i < extra)
-        ranges[core] = [first, count]
-        first += count
-    core_set = CoreRangeSet.of(cores)
+    ranges = {core: [first, count] for core, first, count in split_units(units)}
+    core_set = CoreRangeSet.of(ranges)
     fmt = src.data_format
     reader = Kernel(KERNELS / "heads_copy_reader.cpp", Role.RISCV_1, core_set, src.accessor_args(),
                     common_runtime_args=[src.address, heads, head_tiles, src_layout.row_stride,

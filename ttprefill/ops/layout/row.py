@@ -21,12 +21,12 @@ from ttprefill.device.program import (
     GRID_X,
     GRID_Y,
     CircularBuffer,
-    CoreCoord,
     CoreRangeSet,
     DataFormat,
     Kernel,
     Program,
     Role,
+    split_units,
 )
 from ttprefill.device.tensor import DeviceTensor
 
@@ -130,15 +130,8 @@ def rows_extract_program(src: DeviceTensor, rows, dst: DeviceTensor, width: int,
     if dst.num_pages < pages:
         raise RowExtractError(f"the destination has {dst.num_pages} pages; {len(rows)} rows of {width} values "
                               f"need {pages}")
-    n_cores = min(max_cores, pages)
-    base, extra = divmod(pages, n_cores)
-    cores = [CoreCoord(i % GRID_X, i // GRID_X) for i in range(n_cores)]
-    ranges, first = {}, 0
-    for i, core in enumerate(cores):
-        count = base + (i < extra)
-        ranges[core] = [first, count]
-        first += count
-    core_set = CoreRangeSet.of(cores)
+    ranges = {core: [first, count] for core, first, count in split_units(pages, max_cores)}
+    core_set = CoreRangeSet.of(ranges)
     row_args = []
     for row in rows:
         r = row % TILE
