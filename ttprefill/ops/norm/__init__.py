@@ -19,9 +19,11 @@ ops/upstream/normalization.py).
     planner.py   units (token tile row x group) over the cores; buffering under the L1 budget
     program.py   the Program
     norm.py      NormWeight (resident weight rows) and rms_norm / gated_rms_norm on DeviceTensors
+    add_norm.py  add_rms_norm: a residual add and the decoder norm of its result in one program
 """
 
+from .add_norm import add_rms_norm
 from .norm import NormWeight, gated_rms_norm, rms_norm
 from .shapes import NormShape, NormShapeError
 
-__all__ = ["NormShape", "NormShapeError", "NormWeight", "gated_rms_norm", "rms_norm"]
+__all__ = ["NormShape", "NormShapeError", "NormWeight", "add_rms_norm", "gated_rms_norm", "rms_norm"]
