@@ -16,6 +16,7 @@ from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import DRAM_BYTES_PER_CHIP
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
+from ttprefill.ops.linear.fidelity import ProjectionFidelity
 
 
 class EngineError(ValueError):
@@ -56,6 +57,9 @@ class EngineOptions:
     # fp64 reference, PCC 0.99992 / rel RMS 0.0134 with bfp8 vs 0.99995 / 0.0105 with bf16 (README, device
     # section). Norm weights, GDN vectors, RoPE tables and the host embedding are never bfp8.
     weight_format: str = "bfp8"
+    # Math fidelity of each projection (MLP gate/up and down, GDN and attention in/out, LM head); the defaults and
+    # the accuracy they were chosen by are ttprefill.ops.linear.fidelity's.
+    matmul_fidelity: ProjectionFidelity = ProjectionFidelity()
 
     def __post_init__(self):
         # Checked here so that the Python API and the CLI refuse the same bad values with the same words.
@@ -74,6 +78,10 @@ class EngineOptions:
             if not isinstance(getattr(self, name), MathFidelity):
                 raise EngineError(f"EngineOptions.{name} must be a MathFidelity (LoFi, HiFi2, HiFi3, HiFi4), "
                                   f"got {getattr(self, name)!r}")
+        if not isinstance(self.matmul_fidelity, ProjectionFidelity):
+            raise EngineError("EngineOptions.matmul_fidelity must be a ProjectionFidelity "
+                              "(ttprefill.ops.linear.fidelity; ProjectionFidelity.parse('LoFi') or "
+                              f"'mlp_gate_up=LoFi,...'), got {self.matmul_fidelity!r}")
         if self.kv_page_format not in PAGE_FORMATS:
             raise EngineError(f"EngineOptions.kv_page_format must be one of "
                               f"{', '.join(f.name for f in PAGE_FORMATS)} (the attention kernels' page formats), "

@@ -8,7 +8,7 @@ from ttprefill.device.program import DataFormat
 
 TILE = 32
 ACTIVATION_FORMATS = (DataFormat.Float16_b,)
-WEIGHT_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b)
+WEIGHT_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b, DataFormat.Bfp4_b)
 OUTPUT_FORMATS = (DataFormat.Float16_b, DataFormat.Float32)
 
 

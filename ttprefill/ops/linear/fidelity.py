@@ -1,0 +1,102 @@
+"""Math fidelity of each projection of a Qwen3.5 layer: the one home of the defaults.
+
+Wormhole's matrix unit multiplies a 7-bit slice of in0 (the activation, in srcB) by a 5-bit slice of in1
+(the weight, in srcA) per pass; LoFi is that one pass, HiFi2 adds the weight's next 5 bits, HiFi3 the
+activation's next 4, HiFi4 both low slices (tt-isa-documentation WormholeB0 MatrixUnit / SrcASrcB; the
+simulator's model is sim/src/numerics.cpp). Each pass costs one matrix-unit pass over the tile, so a
+compute-bound projection at LoFi takes about half HiFi2's math time. What LoFi drops for a bfp8 weight is
+its two lowest mantissa bits (a bfp8 value carries at most 7 significant bits, LoFi's weight slice 5); a
+bfp4 weight (at most 3) loses nothing at LoFi.
+
+Roles (LayerRunner.linear's second argument):
+    mlp_gate_up    gate_proj and up_proj (K = hidden)
+    mlp_down       down_proj (K = intermediate, or its share on a mesh)
+    gdn_in         the GDN in-projections in_proj_qkv, z, b, a (K = hidden)
+    gdn_out        GDN out_proj (K = value heads x value dim, or its share on a mesh)
+    attention_in   attention's fused q|gate, k, v (K = hidden)
+    attention_out  attention o_proj (K = q heads x head dim, or its share on a mesh)
+    lm_head        the LM head on the last token's tile row
+
+Defaults: measured by `scripts/fidelity_accuracy` (simulated matmuls and the tiny model's last-token
+logits against fp64 and transformers) and set against what tt-metal ships for the same projections
+(README "Projection fidelity" has both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from ttprefill.device.program import MathFidelity
+
+ROLES = ("mlp_gate_up", "mlp_down", "gdn_in", "gdn_out", "attention_in", "attention_out", "lm_head")
+
+
+class FidelitySpecError(ValueError):
+    """A projection-fidelity setting that cannot be read; the message names the part and the fix."""
+
+
+@dataclass(frozen=True)
+class ProjectionFidelity:
+    mlp_gate_up: MathFidelity = MathFidelity.HiFi2
+    mlp_down: MathFidelity = MathFidelity.HiFi2
+    gdn_in: MathFidelity = MathFidelity.HiFi2
+    gdn_out: MathFidelity = MathFidelity.HiFi2
+    attention_in: MathFidelity = MathFidelity.HiFi2
+    attention_out: MathFidelity = MathFidelity.HiFi2
+    lm_head: MathFidelity = MathFidelity.HiFi2
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, MathFidelity):
+                raise FidelitySpecError(f"ProjectionFidelity.{f.name} must be a MathFidelity (LoFi, HiFi2, HiFi3, "
+                                        f"HiFi4), got {value!r}")
+
+    @classmethod
+    def uniform(cls, fidelity: MathFidelity) -> "ProjectionFidelity":
+        return cls(**{role: fidelity for role in ROLES})
+
+    def of(self, role: str) -> MathFidelity:
+        if role not in ROLES:
+            raise FidelitySpecError(f"unknown projection role {role!r}; choose one of {', '.join(ROLES)}")
+        return getattr(self, role)
+
+    def describe(self) -> str:
+        """Compact text that parse() reads back: one name when every role agrees."""
+        values = {getattr(self, r) for r in ROLES}
+        if len(values) == 1:
+            return values.pop().name
+        return ",".join(f"{r}={getattr(self, r).name}" for r in ROLES)
+
+    def as_dict(self) -> dict[str, str]:
+        return {r: getattr(self, r).name for r in ROLES}
+
+    @classmethod
+    def parse(cls, spec: str, base: "ProjectionFidelity | None" = None) -> "ProjectionFidelity":
+        """'LoFi' (every role), or 'role=Fidelity,...' over `base` (the defaults when None), e.g.
+        'mlp_gate_up=LoFi,gdn_out=HiFi4'."""
+        base = base if base is not None else cls()
+        spec = spec.strip()
+        if not spec:
+            raise FidelitySpecError("empty projection-fidelity setting: give a fidelity (LoFi, HiFi2, HiFi3, HiFi4) "
+                                    f"or role=fidelity pairs with roles {', '.join(ROLES)}")
+        if "=" not in spec:
+            return cls.uniform(_fidelity(spec))
+        changes = {}
+        for part in spec.split(","):
+            role, sep, name = part.partition("=")
+            role = role.strip()
+            if not sep or role not in ROLES:
+                raise FidelitySpecError(f"{part.strip()!r} in {spec!r}: write role=fidelity with a role of "
+                                        f"{', '.join(ROLES)}")
+            if role in changes:
+                raise FidelitySpecError(f"{role} is set twice in {spec!r}")
+            changes[role] = _fidelity(name)
+        return replace(base, **changes)
+
+
+def _fidelity(name: str) -> MathFidelity:
+    name = name.strip()
+    if name not in MathFidelity.__members__:
+        raise FidelitySpecError(f"unknown math fidelity {name!r}; choose one of {', '.join(MathFidelity.__members__)}")
+    return MathFidelity[name]
