@@ -35,8 +35,21 @@ apart from the workers' path: a chip's DRAM (288 B/cycle) outruns two links (~24
 magnitude.
 
 Collectives do not overlap compute: ttnn runs each one as a program of its own on the chip's command
-queue, so the next program starts after it. Only fused ops (all-gather + matmul on sub-devices) overlap,
-and none is modeled.
+queue, so the next program starts after it. Only ttnn's fused ops overlap them, and only as far as their
+kernels synchronise (mesh timing 3, `all_gather_matmul_time` and `matmul_reduce_scatter_time` below; the
+facts are read from ttnn 0.81.1's kernels and validation, docs/TIMING.md "Fused matmul + collective"):
+
+- both put the collective's workers and fabric mux cores on their own cores of the grid (at a grid offset
+  the caller gives) and the matmul on the rest: FUSED_CCL_CORES_PER_LINK per link, the matmul keeps the
+  worker rows those leave (fused_matmul_grid);
+- both require the collective on dim 3 (the feature dimension) of a rank-4 tensor: a split of the tokens
+  cannot use them;
+- all_gather_matmul_async: the gather signals the matmul once per whole slice (one chip's shard) received,
+  the local slice once the direction-1 worker has sent it on (it writes it locally in the same loop); the
+  matmul walks its K blocks slice by slice, waiting for each slice the first time it reaches it;
+- matmul_reduce_scatter_async: the matmul signals the reduce-scatter once per batch of its output (after the
+  batch's last block is written); the reduce-scatter makes one traversal per batch, each waiting for its
+  batch. One batch (a [1, 1, M, K] input) means no overlap at all.
 """
 
 from __future__ import annotations
@@ -54,11 +67,14 @@ from ttprefill.hw import (
     FABRIC_MAX_PAYLOAD_BYTES,
     FABRIC_MUX_BYTES_PER_CYCLE_BY_PAYLOAD,
     FABRIC_SCATTER_WRITE_MAX_CHUNKS,
+    GRID_X,
+    GRID_Y,
 )
 
 # Recorded by every result of this model (bench JSON "mesh_timing_version"): 1 timed the links alone;
-# 2 adds the worker-fed path (fabric packets through the mux of each link direction).
-MESH_TIMING_VERSION = "2"
+# 2 adds the worker-fed path (fabric packets through the mux of each link direction); 3 adds ttnn's fused
+# matmul + collective ops (the plain collectives are timed as in 2).
+MESH_TIMING_VERSION = "3"
 # The cost settings that charge the worker-fed path; "low" is the link alone.
 WORKER_PATH_SETTINGS = frozenset({"central", "high"})
 # the pages of the bf16 activations the stacks reduce and gather
@@ -163,6 +179,131 @@ def collective_time(kind: str, nbytes_per_chip: float, chips: int, topology: str
         worker_s += worker
     return CollectiveTime(kind, chips, topology, links, sum(b for b, _ in phases), sum(h for _, h in phases),
                           seconds, payload, link_s, worker_s)
+
+
+# ---- fused matmul + collective (ttnn.experimental.all_gather_matmul_async / matmul_reduce_scatter_async)
+# The collective of a fused op runs on cores of its own, per link 2 directions of (workers + 1 fabric mux
+# core) (ttnn 0.81.1 all_gather_async / reduce_scatter_minimal_async factories: num_directions_per_link 2,
+# num_mux_cores_per_direction_per_link 1). Workers per direction: ttnn's all_gather default picks at most 4
+# (its default_workers: "above 4 workers we start getting performance drops", from a sweep) and the
+# prefill-sized tensors here take the most; the reduce-scatter's default is taken as the same (an estimate:
+# 1-4 workers make 4-10 cores, one or two rows of the 8-wide grid). 10 cores over the grid's rows leave the
+# matmul 8 x 6 = 48 cores, what tt-metal PR #36711 states of these fused ops ("a full row of all gather worker
+# cores, and another full row of mux cores, meaning only 48 cores would be left").
+FUSED_CCL_DIRECTIONS_PER_LINK = 2
+FUSED_CCL_MUX_CORES_PER_DIRECTION = 1
+FUSED_CCL_WORKERS_PER_DIRECTION = 4
+FUSED_CCL_CORES_PER_LINK = FUSED_CCL_DIRECTIONS_PER_LINK * (FUSED_CCL_WORKERS_PER_DIRECTION
+                                                            + FUSED_CCL_MUX_CORES_PER_DIRECTION)
+FUSED_KINDS = ("all_gather_matmul", "matmul_reduce_scatter")
+
+
+def fused_matmul_grid(links: int, grid: tuple[int, int] = (GRID_X, GRID_Y)) -> tuple[int, int]:
+    """(columns, rows) of the worker grid a fused op leaves its matmul: the whole rows above the collective's
+    cores, which the caller places at a grid offset below the matmul's grid."""
+    cols, rows = grid
+    if links < 1:
+        raise ValueError(f"a fused op's collective needs at least one link, got {links}")
+    taken = -(-links * FUSED_CCL_CORES_PER_LINK // cols)
+    if taken >= rows:
+        raise ValueError(f"{links} links take {links * FUSED_CCL_CORES_PER_LINK} cores, every row of a {cols}x{rows} "
+                         "grid; use fewer links")
+    return cols, rows - taken
+
+
+@dataclass(frozen=True)
+class FusedTime:
+    """One fused matmul + collective's modeled time and its parts."""
+
+    kind: str  # FUSED_KINDS
+    chips: int
+    topology: str
+    slices: int  # all-gather: the slices the matmul consumes (one a chip); reduce-scatter: the matmul's batches
+    matmul_s: float  # the matmul alone, on the grid the fused op leaves it
+    collective_s: float  # the collective alone (collective_time)
+    seconds: float  # the fused op
+    serial_s: float | None = None  # the pair unfused: the matmul on the whole grid, then the collective
+
+    @property
+    def hidden_s(self) -> float:
+        """Collective time the fused op hides behind its matmul (negative: the fused op is the slower)."""
+        return self.matmul_s + self.collective_s - self.seconds
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "hidden_s": self.hidden_s}
+
+
+def _slice_arrivals(chip: int, chips: int, ring: bool, slice_s: float) -> tuple[float, list[float]]:
+    """(when the local slice is ready, when each remote slice has landed) on chip `chip` of an all-gather whose
+    link directions each carry their slices one after another, `slice_s` a slice and hop."""
+    if ring:
+        forward, backward = -(-(chips - 1) // 2), (chips - 1) // 2
+    else:
+        forward, backward = chips - 1 - chip, chip
+    # the direction-1 worker writes the local slice while sending it backward, and signals it after the last
+    # packet; with no backward neighbour it only copies it within the chip (not charged)
+    local = slice_s if (ring or chip > 0) else 0.0
+    remote = [ETH_HANDSHAKE_S + k * slice_s for n in (forward, backward) for k in range(1, n + 1)]
+    return local, remote
+
+
+def all_gather_matmul_time(matmul_s: float, shard_bytes: float, chips: int, topology: str, links: int,
+                           costs: str = "central", page_bytes: int = BF16_TILE_BYTES, output_blocks: int = 1,
+                           serial_matmul_s: float | None = None) -> FusedTime:
+    """ttnn.experimental.all_gather_matmul_async: an all-gather of `shard_bytes` a chip along the matmul's K,
+    consumed by a matmul that takes `matmul_s` on the grid the op leaves it (fused_matmul_grid).
+
+    Each core's first output block walks K slice by slice, waiting for a slice the first time it reaches it
+    (its later blocks, `output_blocks` - 1 of them, find every slice landed): slice i (in the order they land,
+    the local one first) can start at its arrival, and the block's remaining K work follows it. Each link
+    direction carries its slices one after another at the collective model's rate (max of link and worker
+    path), a hop's latency each; whole slices, as the fused gather does not split the middle slice of an even
+    ring between the directions (the plain gather does). The op ends when its slowest chip does. Consuming
+    slices as they land, not
+    in the kernel's strict alternation of directions, makes this a lower bound of the op."""
+    if output_blocks < 1:
+        raise ValueError(f"a matmul has at least one output block a core, got {output_blocks}")
+    gather = collective_time("all_gather", shard_bytes, chips, topology, links, costs, page_bytes)
+    if chips == 1:
+        return FusedTime("all_gather_matmul", 1, topology, 1, matmul_s, 0.0, matmul_s, serial_matmul_s)
+    link, worker = _direction_seconds(shard_bytes, page_bytes, links, costs)
+    slice_s = max(link, worker) + ETH_HOP_LATENCY_S
+    ring = topology == RING and chips > 2
+    first_block = matmul_s / output_blocks  # the block whose K loop waits on the slices
+    slowest = 0.0
+    for chip in range(chips):
+        local, remote = _slice_arrivals(chip, chips, ring, slice_s)
+        landed = [local] + sorted(remote)
+        done = max(t + (chips - i) * first_block / chips for i, t in enumerate(landed))
+        slowest = max(slowest, done + matmul_s - first_block)
+    serial = None if serial_matmul_s is None else serial_matmul_s + gather.seconds
+    return FusedTime("all_gather_matmul", chips, topology, chips, matmul_s, gather.seconds, slowest, serial)
+
+
+def matmul_reduce_scatter_time(batch_matmul_s: float, batches: int, partial_bytes_per_chip: float, chips: int,
+                               topology: str, links: int, costs: str = "central",
+                               page_bytes: int = BF16_TILE_BYTES,
+                               serial_matmul_s: float | None = None) -> FusedTime:
+    """ttnn.experimental.matmul_reduce_scatter_async: a matmul whose output, `partial_bytes_per_chip` a chip
+    in `batches` equal batches (input [batches, 1, M / batches, K]), is reduce-scattered along its last dim;
+    `batch_matmul_s` is one batch's matmul on the grid the op leaves it.
+
+    The matmul signals once per batch, after the batch's last output block; the reduce-scatter makes one
+    traversal per batch, each starting when its batch is signalled and the previous traversal is done. One
+    batch: the reduce-scatter starts after the whole matmul, no overlap."""
+    if batches < 1:
+        raise ValueError(f"a fused matmul + reduce-scatter has at least one batch, got {batches}")
+    whole = collective_time("reduce_scatter", partial_bytes_per_chip, chips, topology, links, costs, page_bytes)
+    matmul_s = batches * batch_matmul_s
+    serial = None if serial_matmul_s is None else serial_matmul_s + whole.seconds
+    if chips == 1:
+        return FusedTime("matmul_reduce_scatter", 1, topology, batches, matmul_s, 0.0, matmul_s, serial)
+    traversal = collective_time("reduce_scatter", partial_bytes_per_chip / batches, chips, topology, links, costs,
+                                page_bytes).seconds
+    done = 0.0
+    for b in range(batches):
+        done = max((b + 1) * batch_matmul_s, done) + traversal
+    return FusedTime("matmul_reduce_scatter", chips, topology, batches, matmul_s, whole.seconds, done, serial)
 
 
 # Device-timed collectives from tt-metal, each compared with the model and none used to set a constant
