@@ -1,0 +1,161 @@
+"""The matmul + collective pairs of a tensor-parallel prefill timed as ttnn's fused ops (modeled).
+
+ttnn 0.81.1 fuses a row-parallel matmul with the reduce-scatter of its output
+(ttnn.experimental.matmul_reduce_scatter_async) and an all-gather with the column-parallel matmul that reads
+it (all_gather_matmul_async). Both require the collective on dim 3, the features: they apply to a split in
+which the residual stream between blocks is sharded by its hidden columns, not by tokens. This module times
+that split's pairs on one chip:
+
+- the matmul of each pair is run by the simulator (timing-only, the mirrored 2D-multicast matmul) twice: on
+  the whole grid, as the unfused pair runs it, and on the grid the fused op leaves it
+  (mesh_timing.fused_matmul_grid: the collective's workers and mux cores take two rows);
+- each row-parallel matmul + reduce-scatter runs with its input cut into `batches` (input [B, 1, T/B, K]),
+  the only way its reduce-scatter overlaps the matmul; the batch count with the shortest modeled op is used
+  (a caller's choice on a card), and one batch is always among those tried;
+- each all-gather before a column-parallel block is fused with the block's first projection (the op takes one
+  weight; the block's other projections read the gathered tensor it returns, unchanged);
+- an RMSNorm of a feature-split row needs the row's sum of squares from every chip: ttnn's distributed norm
+  (rms_norm_pre_all_gather, an all-gather of one tile column of statistics a chip, rms_norm_post_all_gather)
+  adds that small all-gather before each fused all-gather; it is charged as a collective of its own.
+
+`pair_times` returns, per layer kind and chunk length, what each pair costs beyond its matmul on the whole
+grid (the unfused bench already counts that matmul in the chip's programs), fused and unfused. Everything is
+modeled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ttprefill.device.program import DataFormat, MathFidelity
+
+# The batch counts tried for a fused matmul + reduce-scatter (each batch a whole number of tile rows).
+RS_BATCH_CHOICES = (1, 2, 4, 8)
+# ttnn's rms_norm_pre_all_gather leaves one tile column of statistics a row on each chip.
+NORM_STATS_COLUMNS = 32
+# The row-parallel projections (their output's partial sums are reduce-scattered) and, for each block, the
+# column-parallel projection the all-gather before it is fused with.
+ROW_PARALLEL = ("o_proj", "out_proj", "down_proj")
+FIRST_COLUMN_PARALLEL = {"attention": "q_proj", "gdn": "in_proj_qkv", "mlp": "gate_proj"}
+
+
+@dataclass(frozen=True)
+class MatmulRun:
+    seconds: float
+    output_blocks: int  # row slabs: output blocks each core computes one after another
+
+
+def simulated_matmul(m: int, k: int, n: int, weight_format: DataFormat, grid: tuple[int, int],
+                     costs: str, fidelity: MathFidelity | None = None, _cache: dict = {}) -> MatmulRun:
+    """[m, k] @ [k, n] on the simulator (timing-only), planned for `grid` (columns, rows), in the column chunks
+    the device stack's weights take; modeled seconds."""
+    from ttprefill.device.sim_device import SimDevice
+    from ttprefill.hw import CLOCK_HZ
+    from ttprefill.ops.linear.linear import ChunkedDenseWeight, linear
+    from ttprefill.ops.linear.planner import DEFAULT_FIDELITY, plan_linear
+    from ttprefill.ops.linear.shapes import LinearShape
+
+    fidelity = fidelity or DEFAULT_FIDELITY
+    key = (m, k, n, weight_format, tuple(grid), costs, fidelity)
+    if key in _cache:
+        return _cache[key]
+    device = SimDevice(timing_only=True, costs=costs)
+    x = device.allocate((m, k), DataFormat.Float16_b)
+    weight = ChunkedDenseWeight.allocate(device, k, n, weight_format)
+    cycles, blocks = 0, 0
+    for chunk in weight.chunks:
+        plan = plan_linear(LinearShape(m, k, chunk.n_out, weight_format), grid=tuple(grid), fidelity=fidelity)
+        reports: list = []
+        out = linear(device, x, chunk, plan=plan, reports=reports)
+        device.free(out)
+        cycles += sum(r.cycles for r in reports)
+        blocks = max(blocks, plan.num_slabs)
+    _cache[key] = MatmulRun(cycles / CLOCK_HZ, blocks)
+    return _cache[key]
+
+
+def _extra(pair: dict, mode: str) -> float:
+    """What a pair costs beyond its matmul on the whole grid when run `mode` ("fused", "unfused", or "faster":
+    the faster of the two, a choice the caller makes per pair)."""
+    if mode == "fused" or (mode == "faster" and pair["fused_is_faster"]):
+        return pair["fused_extra_s"]
+    return pair["unfused_extra_s"]
+
+
+def _matmuls(ops: list[dict]) -> dict[str, dict]:
+    return {op["name"]: op for op in ops if op["op"] == "matmul"}
+
+
+def _block_pairs(kind: str, matmuls: dict[str, dict], mixer: bool) -> tuple[dict, dict]:
+    """(the block's first column-parallel projection, its row-parallel one)."""
+    if mixer:
+        return matmuls[FIRST_COLUMN_PARALLEL[kind]], matmuls["o_proj" if kind == "attention" else "out_proj"]
+    return matmuls[FIRST_COLUMN_PARALLEL["mlp"]], matmuls["down_proj"]
+
+
+def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataFormat, costs: str,
+               links: int | None = None) -> dict:
+    """Per layer kind ("gdn", "attention") at a chunk of `tokens` tokens on a 1 x tp mesh (the fused ops take no
+    cluster axis): each block's pairs (its entry all-gather + first projection, its row-parallel projection +
+    reduce-scatter) timed fused and unfused, and what the block's and the layer's collectives cost beyond their
+    matmuls on the whole grid, with the feature split's norm-statistics gathers, for each way of running the
+    pairs: "fused_extra_s" (every pair fused), "unfused_extra_s" (none), "faster_extra_s" (each pair the
+    faster way). Modeled."""
+    from ttprefill.device import mesh_timing as mt
+    from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR, GRID_X, GRID_Y
+    from ttprefill.model.tensor_parallel import ACTIVATION_BYTES, per_chip_ops
+
+    links = ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR if links is None else links
+    ring = topology if tp > 2 else mt.LINE
+    whole_grid, fused_grid = (GRID_X, GRID_Y), mt.fused_matmul_grid(links)
+    ops = per_chip_ops(config, tp, tokens, tokens, scheme="reduce_scatter")
+    hidden, T = config.hidden_size, tokens
+    partial = T * hidden * ACTIVATION_BYTES  # a row-parallel projection's output a chip
+    shard = partial // tp  # a chip's feature columns of the residual stream
+    stats = mt.collective_time("all_gather", T * NORM_STATS_COLUMNS * ACTIVATION_BYTES, tp, ring, links, costs)
+
+    def mm(op, grid, rows=None):
+        return simulated_matmul(rows or op["m"], op["k"], op["n"], weight_format, grid, costs)
+
+    out = {}
+    for layer in ops["chunks"][0]["layers"]:
+        kind = layer["kind"]
+        if kind in out:
+            continue
+        matmuls = _matmuls(layer["ops"])
+        blocks = {}
+        for block, mixer in (("mixer", True), ("mlp", False)):
+            first, row = _block_pairs(kind, matmuls, mixer)
+            full_first, fused_first = mm(first, whole_grid), mm(first, fused_grid)
+            ag = mt.all_gather_matmul_time(fused_first.seconds, shard, tp, ring, links, costs,
+                                           output_blocks=fused_first.output_blocks,
+                                           serial_matmul_s=full_first.seconds)
+            full_row = mm(row, whole_grid)
+            tries = []
+            for batches in RS_BATCH_CHOICES:
+                if T % (32 * batches):  # each batch whole tile rows
+                    continue
+                one = mm(row, fused_grid, rows=T // batches)
+                tries.append(mt.matmul_reduce_scatter_time(one.seconds, batches, partial, tp, ring, links, costs,
+                                                           serial_matmul_s=full_row.seconds))
+            rs = min(tries, key=lambda f: f.seconds)
+            pairs = {"all_gather_matmul": (first["name"], ag, full_first.seconds, {}),
+                     "matmul_reduce_scatter": (row["name"], rs, full_row.seconds,
+                                               {"batches_tried": [f.slices for f in tries]})}
+            entry = {}
+            for what, (name, fused, serial_matmul_s, extra) in pairs.items():
+                fused_extra = fused.seconds - serial_matmul_s  # beyond the matmul the chip's programs count
+                entry[what] = {"projection": name, **fused.as_dict(), **extra, "fused_extra_s": fused_extra,
+                               "unfused_extra_s": fused.collective_s,
+                               "fused_is_faster": fused_extra < fused.collective_s}
+            # a feature-split norm gathers its rows' statistics whether or not the gather after it is fused
+            entry["norm_stats_all_gather_s"] = stats.seconds
+            for mode in ("fused", "unfused", "faster"):
+                entry[f"{mode}_extra_s"] = stats.seconds + sum(
+                    _extra(entry[what], mode) for what in pairs)
+            blocks[block] = entry
+        out[kind] = {"blocks": blocks, **{f"{mode}_extra_s": sum(b[f"{mode}_extra_s"] for b in blocks.values())
+                                          for mode in ("fused", "unfused", "faster")}}
+    return {"modeled": True, "tokens": T, "tp": tp, "topology": ring, "links": links, "costs": costs,
+            "matmul_grid_fused": list(fused_grid), "weight_format": weight_format.name,
+            "mesh_timing_version": mt.MESH_TIMING_VERSION, "layers": out}
