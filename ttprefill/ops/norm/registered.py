@@ -32,3 +32,13 @@ def _q_norm() -> Program:
 @register("norm/gated_T128_hv32_v128")
 def _gated() -> Program:
     return _registered(NormShape(128, 32 * 128, 128, groups=32, gated=True))
+
+
+@register("norm/add_rmsnorm_T256_h4096")
+def _add_norm() -> Program:
+    from .add_norm import add_norm_program, plan_add_norm
+
+    device = build_device()
+    x, y, out = (device.allocate((256, 4096), DataFormat.Float16_b) for _ in range(3))
+    rows = device.allocate((TILE, 4096), WEIGHT_FORMAT)
+    return add_norm_program(plan_add_norm(256, 4096, 1e-6), x, y, rows, out)
