@@ -496,23 +496,31 @@ def conv_program(device, dims: GdnDims, tokens: int, x: DeviceTensor, conv_state
     return program
 
 
-def gates_program(device, tokens: int, v_heads: int, a: DeviceTensor, b: DeviceTensor, dt_bias_rows: DeviceTensor,
-                  a_log_rows: DeviceTensor, g: DeviceTensor, beta: DeviceTensor, *,
+def gates_program(device, tokens: int, v_heads: int, a: DeviceTensor | HeadColumns, b: DeviceTensor | HeadColumns,
+                  dt_bias_rows: DeviceTensor, a_log_rows: DeviceTensor, g: DeviceTensor, beta: DeviceTensor, *,
                   max_cores: int = MAX_CORES) -> Program:
-    """beta = sigmoid(b), g = -exp(A_log) softplus(a + dt_bias) on [T, HV] tiles."""
+    """beta = sigmoid(b), g = -exp(A_log) softplus(a + dt_bias) on [T, HV] tiles. a and b: tensors of their own,
+    or HeadColumns of wider ones (one projection's output holding z, b and a side by side)."""
+    a, b = (t if isinstance(t, HeadColumns) else HeadColumns(t) for t in (a, b))
+    head_tiles = -(-v_heads // TILE)
     for name, t in (("a", a), ("b", b)):
-        _check_tensor(name, t, tokens, v_heads, BF16)
+        _check_tensor(name, t.tensor, tokens, v_heads, BF16)
+        if t.first_col_tile + head_tiles > t.tensor.tiles_w:
+            raise GdnShapeError(f"{name}: {head_tiles} head column tiles from column tile {t.first_col_tile} pass "
+                                f"the tensor's {t.tensor.tiles_w}")
     for name, t in (("dt_bias rows", dt_bias_rows), ("A_log rows", a_log_rows)):
         _check_tensor(name, t, TILE, v_heads, FP32)
     for name, t in (("g", g), ("beta", beta)):
         _check_tensor(name, t, tokens, v_heads, FP32)
-    plan = split_units(a.num_pages, max_cores)
+    plan = split_units(g.num_pages, max_cores)
     cores = _cores_of(plan)
     cbs = [CircularBuffer(i, BF16 if i < 2 else FP32, (BF16 if i < 2 else FP32).tile_bytes, 2, cores) for i in range(4)]
     cbs += [CircularBuffer(16, FP32, FP32.tile_bytes, 2, cores), CircularBuffer(17, FP32, FP32.tile_bytes, 2, cores)]
     reader = Kernel(GDN_KERNELS / "gates_reader.cpp", Role.RISCV_1, cores,
-                    a.accessor_args() + dt_bias_rows.accessor_args(),
-                    common_runtime_args=[a.address, b.address, dt_bias_rows.address, a_log_rows.address, a.tiles_w],
+                    a.tensor.accessor_args() + dt_bias_rows.accessor_args(),
+                    common_runtime_args=[a.tensor.address, b.tensor.address, dt_bias_rows.address, a_log_rows.address,
+                                         head_tiles, a.tensor.tiles_w, a.first_col_tile, b.tensor.tiles_w,
+                                         b.first_col_tile],
                     noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "gates_compute.cpp", Role.COMPUTE, cores,
                      common_runtime_args=[fp32_bits(SOFTPLUS_THRESHOLD)],
@@ -524,7 +532,8 @@ def gates_program(device, tokens: int, v_heads: int, a: DeviceTensor, b: DeviceT
         compute.runtime_args[core] = [count]
         writer.runtime_args[core] = [first, count]
     _unpack_copies_to_dest(compute, cbs, (2, 3, 16, 17))
-    return Program([reader, compute, writer], cbs, inputs={"a": a, "b": b}, outputs={"g": g, "beta": beta},
+    inputs = {"a": a.tensor} | ({"b": b.tensor} if b.tensor is not a.tensor else {})
+    return Program([reader, compute, writer], cbs, inputs=inputs, outputs={"g": g, "beta": beta},
                    name=f"gdn_gates_T{tokens}_hv{v_heads}")
 
 
