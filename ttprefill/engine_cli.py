@@ -103,6 +103,7 @@ def engine_options(args) -> EngineOptions:
         "checkpoint_every_blocks": getattr(args, "checkpoint_every", None),
         "cache_budget_bytes": None if megabytes is None else int(megabytes * 2**20),
         "weight_format": getattr(args, "weights", None),
+        "tp_scheme": getattr(args, "scheme", None),
     }
     return EngineOptions(**{name: value for name, value in given.items() if value is not None})
 
@@ -115,9 +116,9 @@ def prefill_main(args) -> int:
     options = engine_options(args)
     mesh = tuple(getattr(args, "mesh", None) or (1, 1))
     chips = mesh[0] * mesh[1]
-    if chips > 1 and args.backend != "sim":
-        raise EngineError(f"--mesh {mesh[0]}x{mesh[1]} splits the model over simulated chips: use --backend sim "
-                          "(or leave --mesh out)")
+    if chips > 1 and args.backend not in DEVICE_BACKENDS:
+        raise EngineError(f"--mesh {mesh[0]}x{mesh[1]} splits the model over the chips of a device: use --backend sim "
+                          "(simulated chips) or --backend tt (a card's mesh through ttnn), or leave --mesh out")
 
     def before_weights(config):
         if chips > 1:
@@ -156,8 +157,12 @@ def prefill_main(args) -> int:
         "checkpoint_bytes_down": result.checkpoint_bytes_down,
         "mesh": list(mesh),
     }
-    if engine.on_device:  # the tensor-parallel split's all-reduces and logits gather (none on one chip), modeled
-        out["collectives"] = engine.model.collectives.as_dict()
+    if engine.on_device:  # the tensor-parallel split's all-reduces and logits gather (none on one chip)
+        collectives = engine.model.collectives.as_dict()
+        if not engine.model.models_time:  # a card: what ran and what it moved, no modeled time or link bytes
+            collectives = {"modeled": False, "count": collectives["count"],
+                           "bytes_per_chip": collectives["bytes_per_chip"]}
+        out["collectives"] = collectives
     if result.modeled_device_s is not None:
         out["modeled_s"] = result.modeled_device_s
     if args.json:
