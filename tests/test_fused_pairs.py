@@ -40,6 +40,10 @@ def test_every_pair_is_timed_fused_and_unfused_from_its_bytes(tiny):
                 # what the pair adds beyond its matmul on the whole grid, which the chip's programs count
                 assert pair["fused_extra_s"] == pytest.approx(pair["seconds"] - (pair["serial_s"] - pair["collective_s"]))
                 assert pair["seconds"] >= max(pair["matmul_s"], pair["collective_s"])
+            # a mesh of two is a line: ttnn runs the matmul + reduce-scatter fused, not the gather
+            assert b["matmul_reduce_scatter"]["ttnn_runs_fused"] and not b["all_gather_matmul"]["ttnn_runs_fused"]
+            assert b["fused_extra_s"] == pytest.approx(
+                stats + ag + b["matmul_reduce_scatter"]["fused_extra_s"], rel=1e-12)
             assert b["faster_extra_s"] <= min(b["fused_extra_s"], b["unfused_extra_s"]) + 1e-15
             # every batch count that cuts 128 tokens into whole tile rows was tried, one batch among them
             assert b["matmul_reduce_scatter"]["batches_tried"] == [n for n in RS_BATCH_CHOICES if T % (32 * n) == 0]

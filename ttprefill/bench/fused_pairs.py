@@ -75,11 +75,23 @@ def simulated_matmul(m: int, k: int, n: int, weight_format: DataFormat, grid: tu
 
 
 def _extra(pair: dict, mode: str) -> float:
-    """What a pair costs beyond its matmul on the whole grid when run `mode` ("fused", "unfused", or "faster":
-    the faster of the two, a choice the caller makes per pair)."""
-    if mode == "fused" or (mode == "faster" and pair["fused_is_faster"]):
+    """What a pair costs beyond its matmul on the whole grid when run `mode`: "fused" (fused wherever ttnn can
+    run it fused on this mesh), "unfused", or "faster" (of what ttnn can run, the faster way; a choice the
+    caller makes per pair)."""
+    if pair["ttnn_runs_fused"] and (mode == "fused" or (mode == "faster" and pair["fused_is_faster"])):
         return pair["fused_extra_s"]
     return pair["unfused_extra_s"]
+
+
+def _ttnn_runs_fused(what: str, tp: int, topology: str) -> bool:
+    """Whether ttnn 0.81.1 runs this fused op on a 1 x tp mesh (device/fused_ccl.py check_mesh)."""
+    from ttprefill.device.fused_ccl import FusedOpRefused, check_mesh
+
+    try:
+        check_mesh((1, tp), topology, what)
+    except FusedOpRefused:
+        return False
+    return True
 
 
 def _matmuls(ops: list[dict]) -> dict[str, dict]:
@@ -99,8 +111,9 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
     cluster axis): each block's pairs (its entry all-gather + first projection, its row-parallel projection +
     reduce-scatter) timed fused and unfused, and what the block's and the layer's collectives cost beyond their
     matmuls on the whole grid, with the feature split's norm-statistics gathers, for each way of running the
-    pairs: "fused_extra_s" (every pair fused), "unfused_extra_s" (none), "faster_extra_s" (each pair the
-    faster way). Modeled."""
+    pairs: "fused_extra_s" (every pair ttnn runs fused on this mesh fused; `ttnn_runs_fused` says which),
+    "unfused_extra_s" (none), "faster_extra_s" (of what ttnn runs, each pair the faster way). A pair ttnn cannot
+    fuse (the gather on a line or a mesh of two) is still timed as if it could, for comparison. Modeled."""
     from ttprefill.device import mesh_timing as mt
     from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR, GRID_X, GRID_Y
     from ttprefill.model.tensor_parallel import ACTIVATION_BYTES, per_chip_ops
@@ -112,6 +125,7 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
     hidden, T = config.hidden_size, tokens
     partial = T * hidden * ACTIVATION_BYTES  # a row-parallel projection's output a chip
     shard = partial // tp  # a chip's feature columns of the residual stream
+    runs_fused = {what: _ttnn_runs_fused(what, tp, topology) for what in mt.FUSED_KINDS}
     stats = mt.collective_time("all_gather", T * NORM_STATS_COLUMNS * ACTIVATION_BYTES, tp, ring, links, costs)
 
     def mm(op, grid, rows=None):
@@ -146,7 +160,7 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
             for what, (name, fused, serial_matmul_s, extra) in pairs.items():
                 fused_extra = fused.seconds - serial_matmul_s  # beyond the matmul the chip's programs count
                 entry[what] = {"projection": name, **fused.as_dict(), **extra, "fused_extra_s": fused_extra,
-                               "unfused_extra_s": fused.collective_s,
+                               "unfused_extra_s": fused.collective_s, "ttnn_runs_fused": runs_fused[what],
                                "fused_is_faster": fused_extra < fused.collective_s}
             # a feature-split norm gathers its rows' statistics whether or not the gather after it is fused
             entry["norm_stats_all_gather_s"] = stats.seconds
@@ -159,3 +173,54 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
     return {"modeled": True, "tokens": T, "tp": tp, "topology": ring, "links": links, "costs": costs,
             "matmul_grid_fused": list(fused_grid), "weight_format": weight_format.name,
             "mesh_timing_version": mt.MESH_TIMING_VERSION, "layers": out}
+
+
+# The meshes the fused ops run on (1-D: they take no cluster axis): Qwen3.5-9B on an n300, 27B on a T3000 as 1x8.
+FUSED_MESHES = (("qwen3.5-9b", 2, "line"), ("qwen3.5-27b", 8, "ring"))
+
+
+def prompt_totals(model: str, tp: int, topology: str, seq: int, chunk: int, weight_format: DataFormat,
+                  costs: str) -> dict:
+    """A whole prompt's collective time (seconds beyond the chips' programs) under each way of running the
+    pairs, beside the all_reduce and token-split schemes' collectives as tensor_parallel.collective_times times
+    them; modeled."""
+    from ttprefill.model.config import get_preset
+    from ttprefill.model.tensor_parallel import collective_times, per_chip_ops
+
+    cfg = get_preset(model)
+    by_tokens: dict[int, dict] = {}
+    totals = {"fused": 0.0, "unfused": 0.0, "faster": 0.0}
+    for start in range(0, seq, chunk):
+        T = min(chunk, seq - start)
+        if T not in by_tokens:
+            by_tokens[T] = pair_times(cfg, tp, T, topology, weight_format, costs)
+        layers = by_tokens[T]["layers"]
+        for mode in totals:
+            totals[mode] += (len(cfg.gdn_layers) * layers["gdn"][f"{mode}_extra_s"]
+                             + len(cfg.attention_layers) * layers["attention"][f"{mode}_extra_s"])
+    schemes = {scheme: collective_times(per_chip_ops(cfg, tp, seq, chunk, scheme), (1, tp), topology,
+                                        costs=costs)["seconds"] for scheme in ("all_reduce", "reduce_scatter")}
+    return {"model": model, "mesh": [1, tp], "topology": topology, "seq": seq, "chunk": chunk, "costs": costs,
+            "layer_collectives_s": {f"features_split_{mode}": s for mode, s in totals.items()},
+            "scheme_collectives_s": schemes, "pairs_by_chunk_tokens": by_tokens}
+
+
+def main(argv=None) -> None:
+    """Print the fused pairs and a whole prompt's totals for the published 1-D meshes (JSON, modeled)."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="tensor-parallel matmul + collective pairs as ttnn's fused ops")
+    parser.add_argument("--seq", type=int, default=32768)
+    parser.add_argument("--chunk", type=int, default=2048)
+    parser.add_argument("--costs", default="central")
+    parser.add_argument("--model", default=None, help="one of the meshes' models only")
+    args = parser.parse_args(argv)
+    runs = [prompt_totals(model, tp, topology, args.seq, args.chunk, DataFormat.Bfp8_b, args.costs)
+            for model, tp, topology in FUSED_MESHES if args.model in (None, model)]
+    print(json.dumps({"what": "matmul + collective pairs as ttnn's fused ops, modeled (bench/fused_pairs.py)",
+                      "runs": runs}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

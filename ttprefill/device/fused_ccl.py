@@ -1,0 +1,119 @@
+"""The card path's fused matmul + collective ops: ttnn.experimental.all_gather_matmul_async and
+matmul_reduce_scatter_async (ttnn 0.81.1), called for TTDevice (its all_gather_matmul / matmul_reduce_scatter).
+
+What ttnn 0.81.1 requires of them (its validation and program factories, and what its mock n300 / T3000 answer,
+tests/host/mock/mesh_driver.py):
+- the collective on dim 3 of rank-4 tensors: the features of [1, 1, M, K] (a split of the tokens cannot use them);
+- no cluster axis: the op runs over the whole mesh as one line or ring, so a 2-D mesh is refused here;
+- the fused all-gather refuses a line topology ("linear is not support when using fused for all-gather"), and
+  ttnn treats a mesh of two chips as a line whatever the fabric: an n300 cannot run it;
+- global semaphores for the collective (2 for the gather, 3 for the reduce-scatter) and one barrier semaphore,
+  on the worker cores; the reduce-scatter's intermediate and output are persistent buffers the caller allocates
+  (intermediate: the matmul output's shape, doubled along dim 0 on a line; output: the last dim / chips);
+- the matmul as a 2D-multicast program config on the grid the collective leaves it: the collective's workers and
+  mux cores at a grid offset below the matmul's rows (mesh_timing.fused_matmul_grid).
+"""
+
+from __future__ import annotations
+
+from ttprefill.device.mesh_timing import fused_matmul_grid
+from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
+
+TILE = 32
+# the matmul's accumulation in DST: 8 bf16 tiles a half (ops/linear/planner.py)
+DST_TILES = 8
+K_BLOCK_WIDTHS = (4, 2, 1)
+AG_SEMAPHORES, RS_SEMAPHORES = 2, 3
+
+
+class FusedOpRefused(ValueError):
+    """A fused op ttnn 0.81.1 would refuse for this mesh or these shapes; the message says what to use instead."""
+
+
+def check_mesh(mesh_shape: tuple[int, int], topology: str, what: str) -> int:
+    """The chips of the one mesh axis a fused op runs over; refuses what ttnn would refuse."""
+    rows, cols = mesh_shape
+    chips = rows * cols
+    if chips < 2:
+        raise FusedOpRefused(f"{what} needs a mesh of more than one chip")
+    if rows > 1 and cols > 1:
+        raise FusedOpRefused(f"ttnn 0.81.1's {what} takes no cluster axis and runs over the whole mesh as one line "
+                             f"or ring: open the {rows}x{cols} mesh as 1x{chips} (a T3000: 1x8 on a ring fabric)")
+    if what == "all_gather_matmul" and (topology != "ring" or chips == 2):
+        raise FusedOpRefused(
+            "ttnn 0.81.1 refuses the fused all-gather + matmul on a line ('linear is not support when using fused "
+            "for all-gather'), and it treats a mesh of two chips as a line: use all_gather then a matmul"
+            + ("" if chips == 2 else f", or open the mesh on a ring fabric (topology 'ring')"))
+    return chips
+
+
+def program_config(ttnn, m: int, k_block_tiles: int, n: int, grid: tuple[int, int]):
+    """A 2D-multicast matmul config for [m, *] @ [*, n] on `grid` (columns, rows): each core a per_core_M x
+    per_core_N block, computed in out_block_h rows at a time (at most 8 tile rows, to leave L1 for the inputs),
+    K blocks of the widest of 4 / 2 / 1 tiles dividing `k_block_tiles` (a gathered slice's width, or K)."""
+    cols, rows = grid
+    mt, nt = -(-m // TILE), -(-n // TILE)
+    per_core_m, per_core_n = -(-mt // rows), -(-nt // cols)
+    out_block_h = max(h for h in range(1, min(8, per_core_m) + 1) if per_core_m % h == 0)
+    in0_block_w = next(b for b in K_BLOCK_WIDTHS if k_block_tiles % b == 0)
+    sub_h, sub_w = max(((h, w) for h in range(1, DST_TILES + 1) for w in range(1, DST_TILES + 1)
+                        if h * w <= DST_TILES and out_block_h % h == 0 and per_core_n % w == 0),
+                       key=lambda hw: (hw[0] * hw[1], hw[1]))
+    return ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
+        compute_with_storage_grid_size=ttnn.CoreCoord(cols, rows), in0_block_w=in0_block_w,
+        out_subblock_h=sub_h, out_subblock_w=sub_w, out_block_h=out_block_h, out_block_w=per_core_n,
+        per_core_M=per_core_m, per_core_N=per_core_n, transpose_mcast=False, fused_activation=None,
+        fuse_batch=False)
+
+
+def _semaphores(ttnn, mesh, grid: tuple[int, int], count: int) -> list:
+    cores = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(grid[0] - 1, grid[1] - 1))])
+    return [ttnn.create_global_semaphore(mesh, cores, 0) for _ in range(count)]
+
+
+def _layout(links: int | None, grid: tuple[int, int]) -> tuple[int, tuple[int, int], object]:
+    links = ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR if links is None else links
+    matmul_grid = fused_matmul_grid(links, grid)
+    return links, matmul_grid, (0, matmul_grid[1])  # the collective's cores: the rows below the matmul's
+
+
+def all_gather_matmul(ttnn, mesh, x_tt, weight_tt, m: int, k_shard: int, k: int, n: int, chips: int,
+                      grid: tuple[int, int], links: int | None = None):
+    """(gathered [1, 1, m, k], out [1, 1, m, n]) of x [m, k_shard] a chip gathered along its columns, times the
+    weight [k, n]."""
+    links, matmul_grid, offset = _layout(links, grid)
+    if k_shard * chips != k:
+        raise FusedOpRefused(f"the gathered width {k_shard} x {chips} chips is not the weight's K ({k})")
+    semaphores = _semaphores(ttnn, mesh, grid, AG_SEMAPHORES)
+    barrier = _semaphores(ttnn, mesh, grid, 1)[0]
+    return ttnn.experimental.all_gather_matmul_async(
+        ttnn.reshape(x_tt, [1, 1, m, k_shard]), ttnn.reshape(weight_tt, [1, 1, k, n]), None, 3, semaphores,
+        ttnn.CoreCoord(*offset), num_links=links, topology=ttnn.Topology.Ring, barrier_semaphore=barrier,
+        memory_config_ag=ttnn.DRAM_MEMORY_CONFIG, memory_config_mm=ttnn.DRAM_MEMORY_CONFIG,
+        program_config=program_config(ttnn, m, -(-k_shard // TILE), n, matmul_grid))
+
+
+def matmul_reduce_scatter(ttnn, mesh, x_tt, weight_tt, m: int, k: int, n: int, chips: int, batches: int,
+                          topology: str, grid: tuple[int, int], links: int | None = None):
+    """(mm [batches, 1, m / batches, n], reduced [batches, 1, m / batches, n / chips]): x [m, k] @ weight [k, n] on
+    every chip, the sum over chips scattered along the columns, the rows cut into `batches` so the reduce-scatter
+    of a batch runs under the matmul of the next."""
+    links, matmul_grid, offset = _layout(links, grid)
+    if batches < 1 or m % (TILE * batches):
+        raise FusedOpRefused(f"{m} rows do not cut into {batches} batches of whole tile rows")
+    if n % (TILE * chips):
+        raise FusedOpRefused(f"the output's {n} columns do not split into whole tiles over {chips} chips")
+    rows = m // batches
+    line = topology != "ring" or chips == 2
+    dtype, tile, dram = ttnn.bfloat16, ttnn.TILE_LAYOUT, ttnn.DRAM_MEMORY_CONFIG
+    intermediate = ttnn.allocate_tensor_on_device(ttnn.Shape([batches * (2 if line else 1), 1, rows, n]), dtype,
+                                                  tile, mesh, dram)
+    output = ttnn.allocate_tensor_on_device(ttnn.Shape([batches, 1, rows, n // chips]), dtype, tile, mesh, dram)
+    semaphores = _semaphores(ttnn, mesh, grid, RS_SEMAPHORES)
+    barrier = _semaphores(ttnn, mesh, grid, 1)[0]
+    return ttnn.experimental.matmul_reduce_scatter_async(
+        ttnn.reshape(x_tt, [batches, 1, rows, k]), ttnn.reshape(weight_tt, [1, 1, k, n]), intermediate, output, 3,
+        semaphores, ttnn.CoreCoord(*offset), barrier_semaphore=barrier, num_links=links,
+        topology=ttnn.Topology.Linear if line else ttnn.Topology.Ring, memory_config_rs=dram,
+        intermediate_memory_config_rs=dram, memory_config_mm=dram,
+        program_config=program_config(ttnn, rows, -(-k // TILE), n, matmul_grid))
