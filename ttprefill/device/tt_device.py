@@ -239,6 +239,9 @@ class TTTensor(DeviceTensor):
 
     ttnn_tensor: object = field(default=None, repr=False)
     placements: tuple = REPLICATE  # how the per-chip shards compose (device/mesh_placement.py)
+    # Chip index -> host shard, for a tensor written chip by chip (TTDevice.write_shard) that has not had
+    # every chip's shard yet; empty once written.
+    pending_shards: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def global_shape(self) -> tuple[int, ...]:
@@ -262,6 +265,8 @@ class TTDevice:
     The public surface matches SimDevice: allocate/upload/write/download/free, read_pages/
     write_pages, run(program), worker_noc_coord. On a mesh (as SimMesh): tensors are placed with ttnn's
     mesh mappers (`placements`, replicated by default) and composed with its mesh composers on download;
+    `write_shard` / `read_shard_pages` / `download_shards` write and read one chip's shard (what a tensor-parallel
+    split, model/tensor_parallel_device.py's MeshSplit, needs for per-chip weights and states);
     `run` runs one program on every chip, `run_per_chip` one per chip through ttnn.MeshProgramDescriptor;
     all_gather / reduce_scatter / all_reduce are ttnn's, over the fabric opened with the mesh
     (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring").
@@ -302,6 +307,7 @@ class TTDevice:
             )
         self.last_report: RunReport | None = None
         self.host_traffic = HostTraffic()
+        self._by_address: dict[int, TTTensor] = {}  # each live tensor by its DRAM address, for views of its rows
         chips = self.mesh.get_num_devices()
         self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
                                          mesh_shape=tuple(mesh_shape))
@@ -334,17 +340,22 @@ class TTDevice:
                 f"ttnn laid out {shape} {data_format.name} as {tt_tensor.buffer_num_pages()} pages of "
                 f"{tt_tensor.buffer_aligned_page_size()} B; the program builders expect {t.num_pages} of {t.aligned_page_size} B"
             )
+        self._by_address[t.address] = t
         return t
 
-    def allocate(self, shape: tuple[int, ...], data_format: DataFormat) -> TTTensor:
+    def allocate(self, shape: tuple[int, ...], data_format: DataFormat, placements=REPLICATE) -> TTTensor:
+        """A tensor of per-chip `shape` on every chip (one MeshBuffer); `placements` says how its shards compose."""
         ttnn = self._ttnn
         shape = tuple(int(s) for s in shape)
         if len(shape) < 2 or any(s <= 0 for s in shape):
             raise ValueError(f"device tensors need at least 2 positive dims, got {shape}")
+        placements = check_placements(placements, len(shape))
+        if self.num_chips == 1 and placements != REPLICATE:
+            raise ValueError("a one-chip device holds whole tensors; allocate without placements")
         tt_tensor = ttnn.allocate_tensor_on_device(
             ttnn.Shape(shape), ttnn_data_type(ttnn, data_format), ttnn.TILE_LAYOUT, self.mesh, ttnn.DRAM_MEMORY_CONFIG
         )
-        return self._wrap(shape, data_format, tt_tensor)
+        return self._wrap(shape, data_format, tt_tensor, placements)
 
     @property
     def num_chips(self) -> int:
@@ -398,6 +409,7 @@ class TTDevice:
         host = (self._distributed(array, tensor.data_format, tensor.placements) if self.num_chips > 1
                 else self._host_tensor(array, tensor.data_format))
         self._ttnn.copy_host_to_device_tensor(host, tensor.ttnn_tensor)
+        tensor.pending_shards = {}  # the whole array replaced any shards written so far
         self.host_traffic.add(TO_DEVICE, "write", tensor.nbytes * self.num_chips)
 
     def _to_numpy(self, host, data_format: DataFormat, shape) -> np.ndarray:
@@ -408,9 +420,57 @@ class TTDevice:
         values = np.asarray(host.to_numpy())
         return values.astype(_HOST_DTYPE.get(data_format, np.float32)).reshape(shape)
 
+    def write_shard(self, tensor: TTTensor, chip: int, array: np.ndarray) -> None:
+        """Chip `chip`'s (row-major index) shard <- array, of the per-chip shape, when every chip holds its own
+        values (a tensor-parallel split's weights and states). ttnn 0.81.1 writes a mesh tensor from a host
+        tensor with a shard per chip (ttnn.from_host_shards, then copy_host_to_device_tensor), so shards are
+        kept on the host, already in the device's format, until the last chip's arrives; the tensor cannot be
+        read or run on before then."""
+        self._check_live(tensor)
+        chips = self.num_chips
+        if not 0 <= chip < chips:
+            raise ValueError(f"chip {chip} is outside the {chips} chips of the mesh (0..{chips - 1})")
+        array = np.asarray(array)
+        if tuple(array.shape) != tuple(tensor.shape):
+            raise ValueError(f"a shard of this mesh tensor is {tensor.shape}; got an array of shape {array.shape}")
+        tensor.pending_shards[chip] = self._host_tensor(array, tensor.data_format)
+        if len(tensor.pending_shards) < chips:
+            return
+        ttnn = self._ttnn
+        shards = [tensor.pending_shards[c] for c in range(chips)]
+        host = ttnn.from_host_shards(shards, ttnn.MeshShape(*self.capabilities.mesh_shape)) if chips > 1 else shards[0]
+        ttnn.copy_host_to_device_tensor(host, tensor.ttnn_tensor)
+        tensor.pending_shards = {}
+        self.host_traffic.add(TO_DEVICE, "write", tensor.nbytes * chips)
+
+    def _check_written(self, tensor: TTTensor) -> None:
+        if tensor.pending_shards:
+            missing = sorted(set(range(self.num_chips)) - set(tensor.pending_shards))
+            raise ValueError(f"a {list(tensor.shape)} tensor has its shards written for chips "
+                             f"{sorted(tensor.pending_shards)} but not {missing}: write_shard every chip's shard "
+                             "before the tensor is read or run on")
+
+    def read_shard_pages(self, tensor: TTTensor, chip: int, first_page: int, num_pages: int) -> np.ndarray:
+        """Pages of chip `chip`'s (row-major index) shard, of any tensor, in the device byte format: that chip's
+        tensor (ttnn.get_device_tensors) comes up alone, whole (ttnn 0.81.1 has no region read; see read_pages)."""
+        self._check_live(tensor)
+        self._check_written(tensor)
+        chips = self.num_chips
+        if not 0 <= chip < chips:
+            raise ValueError(f"chip {chip} is outside the {chips} chips of the mesh (0..{chips - 1})")
+        if first_page < 0 or first_page + num_pages > tensor.num_pages:
+            raise ValueError(f"pages [{first_page}, {first_page + num_pages}) outside the tensor's {tensor.num_pages} pages")
+        ttnn = self._ttnn
+        shard = ttnn.get_device_tensors(tensor.ttnn_tensor)[chip] if chips > 1 else tensor.ttnn_tensor
+        values = self._to_numpy(ttnn.from_device(shard), tensor.data_format, tensor.shape)
+        self.host_traffic.add(TO_HOST, "read", tensor.nbytes)
+        data = formats.to_device_bytes(values, tensor.data_format)
+        return data[first_page * tensor.page_size:(first_page + num_pages) * tensor.page_size]
+
     def download_shards(self, tensor: TTTensor) -> list[np.ndarray]:
         """Each chip's shard, row-major over the mesh."""
         self._check_live(tensor)
+        self._check_written(tensor)
         host = self._ttnn.from_device(tensor.ttnn_tensor)
         self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
         shards = self._ttnn.get_device_tensors(host) if self.num_chips > 1 else [host]
@@ -420,6 +480,7 @@ class TTDevice:
         """The tensor composed by its placements: ttnn's ConcatMeshToTensor (one dim over all chips) or
         create_mesh_composer (a dim per axis); with a replicated axis, that axis's first copy."""
         self._check_live(tensor)
+        self._check_written(tensor)
         if self.num_chips == 1:
             return self.download_shards(tensor)[0]
         p = tensor.placements
@@ -462,7 +523,10 @@ class TTDevice:
     def free(self, tensor: TTTensor) -> None:
         self._check_live(tensor)
         self._ttnn.deallocate(tensor.ttnn_tensor)
+        tensor.pending_shards = {}
         tensor.freed = True
+        if self._by_address.get(tensor.address) is tensor:
+            del self._by_address[tensor.address]
 
     def _check_live(self, tensor: DeviceTensor) -> None:
         if not isinstance(tensor, TTTensor) or tensor.device is not self:
@@ -480,8 +544,8 @@ class TTDevice:
         """generic_op's tensor list: inputs, then the pre-allocated outputs last."""
         out = []
         for name, t in [*program.inputs.items(), *program.outputs.items()]:
-            if not isinstance(t, TTTensor) or t.device is not self:
-                raise ValueError(f"{program.name}: tensor {name!r} is not a tensor on this card")
+            t = self._program_tensor(program, name, t)
+            self._check_written(t)
             # By identity: `in` would call ttnn.Tensor.__eq__, which is the device op ttnn.eq (a tensor,
             # always truthy), so it would drop tensors or fail.
             if not any(held is t.ttnn_tensor for held in out):
@@ -493,6 +557,20 @@ class TTDevice:
             # tensor goes in as both.
             out.append(out[0])
         return out
+
+    def _program_tensor(self, program: Program, name: str, t) -> TTTensor:
+        """The card tensor a program names: a TTTensor of this card, or the one a view of its first rows stands
+        for (a DeviceTensor at its address, of its format and width, with no more rows: the device stack's
+        first_rows views). A 2-D tensor's first rows are its first pages, so a program addressing the view's
+        pages reaches them through the whole tensor's buffer."""
+        if isinstance(t, TTTensor) and t.device is self:
+            return t
+        owner = self._by_address.get(t.address) if isinstance(t, DeviceTensor) and t.device is self else None
+        if (owner is None or owner.freed or owner.data_format is not t.data_format or len(t.shape) != 2
+                or len(owner.shape) != 2 or t.shape[1] != owner.shape[1] or t.shape[0] > owner.shape[0]):
+            raise ValueError(f"{program.name}: tensor {name!r} is not a tensor on this card (nor a view of the first "
+                             "rows of one)")
+        return owner
 
     def run(self, program: Program) -> RunReport:
         from .ttnn_checks import check_program_against_ttnn
@@ -551,6 +629,7 @@ class TTDevice:
     def all_gather(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
         """ttnn.all_gather: the group's shards concatenated along `dim` on every chip of the group."""
         self._check_live(tensor)
+        self._check_written(tensor)
         t0 = time.perf_counter()
         dim = norm_dim(dim, len(tensor.shape))
         out = self._ttnn.all_gather(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
@@ -560,6 +639,7 @@ class TTDevice:
     def reduce_scatter(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
         """ttnn.reduce_scatter (sum): chunk i along `dim` of the group's sum on group position i."""
         self._check_live(tensor)
+        self._check_written(tensor)
         t0 = time.perf_counter()
         dim = norm_dim(dim, len(tensor.shape))
         out = self._ttnn.reduce_scatter(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
@@ -570,7 +650,50 @@ class TTDevice:
     def all_reduce(self, tensor: TTTensor, cluster_axis: int | None = None) -> TTTensor:
         """ttnn.all_reduce (sum): the group's sum on every chip of the group."""
         self._check_live(tensor)
+        self._check_written(tensor)
         t0 = time.perf_counter()
         out = self._ttnn.all_reduce(tensor.ttnn_tensor, cluster_axis=cluster_axis,
                                     memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology())
         return self._collective_result("all_reduce", tensor, out, reduce_label(tensor.placements, cluster_axis), t0)
+
+    # ------------------------------------------------------------------ fused matmul + collective (ttnn's own)
+    def all_gather_matmul(self, x: TTTensor, weight: TTTensor) -> tuple[TTTensor, TTTensor]:
+        """ttnn.experimental.all_gather_matmul_async: x, each chip's [M, K / chips] columns (sharded on dim 1),
+        gathered to [M, K] on every chip while the matmul gathered @ weight ([K, N] a chip) consumes it slice by
+        slice, the gather on cores of its own (device/fused_ccl.py says what ttnn requires). Returns (gathered,
+        out); out is sharded like the weight's columns."""
+        from .fused_ccl import all_gather_matmul, check_mesh
+
+        chips = check_mesh(self.capabilities.mesh_shape, self.topology, "all_gather_matmul")
+        for t in (x, weight):
+            self._check_live(t)
+            self._check_written(t)
+        (m, k_shard), (k, n) = x.shape, weight.shape
+        t0 = time.perf_counter()
+        gathered, out = all_gather_matmul(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k_shard, k, n,
+                                          chips, self.grid)
+        self._ttnn.synchronize_device(self.mesh)
+        self.last_report = RunReport("all_gather_matmul", time.perf_counter() - t0)
+        return (self._wrap((m, k), x.data_format, self._ttnn.reshape(gathered, [m, k]), gather_label(x.placements, 1)),
+                self._wrap((m, n), x.data_format, self._ttnn.reshape(out, [m, n]), weight.placements))
+
+    def matmul_reduce_scatter(self, x: TTTensor, weight: TTTensor, batches: int = 1) -> tuple[TTTensor, TTTensor]:
+        """ttnn.experimental.matmul_reduce_scatter_async: x [M, K] @ weight [K, N] on every chip (a row-parallel
+        projection's partial sums), their sum over the chips scattered along the columns ([M, N / chips] a chip),
+        the rows cut into `batches` so each batch's reduce-scatter runs under the next batch's matmul. Returns
+        (each chip's partial [M, N], the reduced and scattered sum)."""
+        from .fused_ccl import check_mesh, matmul_reduce_scatter
+
+        chips = check_mesh(self.capabilities.mesh_shape, self.topology, "matmul_reduce_scatter")
+        for t in (x, weight):
+            self._check_live(t)
+            self._check_written(t)
+        (m, k), (_, n) = x.shape, weight.shape
+        t0 = time.perf_counter()
+        mm, reduced = matmul_reduce_scatter(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k, n, chips,
+                                            batches, self.topology, self.grid)
+        self._ttnn.synchronize_device(self.mesh)
+        self.last_report = RunReport("matmul_reduce_scatter", time.perf_counter() - t0)
+        label = scatter_label(REPLICATE, 1, None, self.capabilities.mesh_shape)
+        return (self._wrap((m, n), x.data_format, self._ttnn.reshape(mm, [m, n]), REPLICATE),
+                self._wrap((m, n // chips), x.data_format, self._ttnn.reshape(reduced, [m, n // chips]), label))
