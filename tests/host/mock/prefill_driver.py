@@ -1,0 +1,164 @@
+"""`ttprefill prefill --mesh RxC` on one backend, with what the executor was asked to do recorded:
+
+    python prefill_driver.py sim|tt RxC MODEL TOKENS_FILE CHUNK report.json
+
+Runs the CLI as a user would (a preset with its seeded weights: "tiny", or "tiny-8way", the tiny preset with
+heads enough for eight chips, registered here) and records, in order, every program the
+device stack dispatched (a run or run_per_chip call: one dispatch however many chips run it), every collective
+(its kind, its input's and output's per-chip shapes), every host read (which call, the tensor's per-chip shape,
+the shape or byte count that came back), and the per-chip shapes of each tensor the stack holds after it is
+built (weights, K/V pools), as the executor itself reports them: ttnn.get_device_tensors on the card path,
+each simulated chip's shard on the simulator.
+
+Both run in the main .venv (the engine needs torch). "sim" runs the simulator's SimMesh; "tt" runs TTDevice in
+the ttnn environment behind card_bridge.py (its python named by $TTPREFILL_BRIDGE_PYTHON; on a card, or on
+ttnn's mock cluster when test_mock_prefill.py starts this in mock_env's environment). The test compares the
+two reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+RECORD: dict = {"events": [], "held": None}
+_depth = [0]
+
+
+def _per_chip_shapes(t) -> list[list[int]]:
+    """Each chip's shape of a device tensor, as its executor reports it."""
+    if hasattr(t, "shards"):  # SimMesh's MeshTensor: one SimDevice tensor per chip
+        return [list(s.shape) for s in t.shards]
+    return t.device.per_chip_shapes(t)  # the card bridge asks ttnn (get_device_tensors)
+
+
+def _tensors_of(obj) -> list:
+    """The device tensors inside a resident weight (a tensor, a DenseWeight's, a chunked LM head's)."""
+    from ttprefill.device.tensor import DeviceTensor
+
+    if isinstance(obj, DeviceTensor):
+        return [obj]
+    if hasattr(obj, "chunks"):
+        return [t for c in obj.chunks for t in _tensors_of(c)]
+    for name in ("tensor", "rows"):
+        if isinstance(getattr(obj, name, None), DeviceTensor):
+            return [getattr(obj, name)]
+    raise TypeError(f"no device tensor in a {type(obj).__name__}")
+
+
+def _wrap_dispatch(cls, name: str):
+    original = getattr(cls, name)
+
+    def counted(self, *args, **kwargs):
+        _depth[0] += 1
+        try:
+            report = original(self, *args, **kwargs)
+        finally:
+            _depth[0] -= 1
+        if _depth[0] == 0:  # SimMesh.run calls run_per_chip: one dispatch
+            program = args[0]
+            label = program.name if hasattr(program, "name") else kwargs.get("name") or (args[1] if len(args) > 1 else "")
+            RECORD["events"].append(["program", name, label])
+        return report
+
+    setattr(cls, name, counted)
+
+
+def _wrap_collective(cls, name: str):
+    original = getattr(cls, name)
+
+    def counted(self, tensor, *args, **kwargs):
+        out = original(self, tensor, *args, **kwargs)
+        RECORD["events"].append(["collective", name, _per_chip_shapes(tensor), _per_chip_shapes(out)])
+        return out
+
+    setattr(cls, name, counted)
+
+
+def _wrap_read(cls, name: str):
+    original = getattr(cls, name)
+
+    def counted(self, tensor, *args, **kwargs):
+        _depth[0] += 1
+        try:
+            out = original(self, tensor, *args, **kwargs)
+        finally:
+            _depth[0] -= 1
+        if _depth[0] == 0:  # a read made by another read (read_pages downloads) is the same read
+            got = [list(a.shape) for a in out] if isinstance(out, list) else list(out.shape)
+            RECORD["events"].append(["read", name, list(tensor.shape), [int(a) for a in args], got])
+        return out
+
+    setattr(cls, name, counted)
+
+
+def instrument(executor_cls) -> None:
+    from ttprefill.model import device_stack
+
+    for name in ("run", "run_per_chip"):
+        _wrap_dispatch(executor_cls, name)
+    for name in ("all_reduce", "all_gather", "reduce_scatter"):
+        _wrap_collective(executor_cls, name)
+    for name in ("read_pages", "read_shard_pages", "download", "download_shards"):
+        _wrap_read(executor_cls, name)
+
+    init = device_stack.DeviceStack.__init__
+
+    def built(stack, *args, **kwargs):
+        init(stack, *args, **kwargs)
+        held = [_per_chip_shapes(t) for w in stack.src.tensors for t in _tensors_of(w)]
+        held += [_per_chip_shapes(t) for cache in stack.kv.values() for t in (cache.k_pool, cache.v_pool)]
+        RECORD["held"] = held
+
+    device_stack.DeviceStack.__init__ = built
+
+
+def register_tiny_8way() -> None:
+    """tiny with 8 GDN v heads over 4 q/k heads and 8 attention q heads over 2 kv heads: a chip of eight holds one
+    v head, one q head, a q/k head and a kv head shared with its neighbours (tiny itself splits over 1, 2, 4)."""
+    from ttprefill.model import config
+
+    config.PRESETS["tiny-8way"] = lambda: config.PRESETS["tiny"]().with_changes(
+        name="tiny-8way", gdn_num_qk_heads=4, gdn_num_v_heads=8, attn_num_heads=8, attn_num_kv_heads=2)
+
+
+def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str) -> None:
+    from ttprefill import cli
+
+    register_tiny_8way()
+
+    if backend == "sim":
+        from ttprefill.device.mesh import SimMesh as executor_cls
+    else:  # TTDevice itself runs in the ttnn environment, behind the bridge (card_bridge.py)
+        from card_bridge import CardBridge as executor_cls
+
+        from ttprefill.device import tt_device
+
+        tt_device.TTDevice = executor_cls
+    instrument(executor_cls)
+    report: dict = {"backend": backend, "mesh": mesh}
+    out, err = io.StringIO(), io.StringIO()
+    t0 = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(["prefill", "--json", "--backend", backend, "--mesh", mesh, "--model", model,
+                             "--tokens", tokens, "--chunk", chunk])
+        report["exit_code"] = code
+        report["stderr"] = err.getvalue()[-4000:]
+        lines = out.getvalue().strip().splitlines()
+        report["result"] = json.loads(lines[-1]) if code == 0 and lines else None
+    except Exception as e:
+        report["error"] = f"{type(e).__name__}: {e}"[:2000]
+        report["traceback"] = traceback.format_exc()[-4000:]
+    report["wall_s"] = time.perf_counter() - t0
+    report.update(RECORD)
+    Path(path).write_text(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:7])
