@@ -99,6 +99,45 @@ def _placement(dev: TTDevice) -> dict:
     return out
 
 
+def _shards(dev: TTDevice) -> dict:
+    """A tensor written chip by chip (write_shard, as a tensor-parallel split writes its weights), refused for
+    reads until every chip's shard is in; then each chip's shard read alone (read_shard_pages) and all of them
+    (download_shards); a program on a view of a tensor's first rows (the device stack's first_rows)."""
+    from ttprefill.device.tensor import DeviceTensor
+
+    out = {}
+    chips = dev.num_chips
+    t = dev.allocate((64, 96), BF16, shard_placements(0))
+    for chip in range(chips - 1):
+        dev.write_shard(t, chip, np.full((64, 96), chip, np.float32))
+    try:
+        dev.download_shards(t)
+        out["partial_read"] = "accepted"
+    except ValueError as e:
+        out["partial_read"] = str(e)
+    dev.write_shard(t, chips - 1, np.full((64, 96), chips - 1, np.float32))
+    out["shard_bytes"] = [len(dev.read_shard_pages(t, chip, 0, t.num_pages)) for chip in range(chips)]
+    out["shard_shapes"] = [list(a.shape) for a in dev.download_shards(t)]
+    out["global_shape"] = list(t.global_shape)
+    try:
+        dev.read_shard_pages(t, chips, 0, 1)
+        out["chip_outside"] = "accepted"
+    except ValueError as e:
+        out["chip_outside"] = str(e)
+    dst = dev.allocate((64, 96), BF16)
+    view = DeviceTensor((40, 96), BF16, dst.address, dev)  # its first 40 rows: the first 2 tile rows' pages
+    dev.run(_copy_program(t, view, view.num_pages))
+    out["view_program"] = {"dispatched": True, "pages": view.num_pages}
+    try:
+        dev.run(_copy_program(t, DeviceTensor((64, 64), BF16, dst.address, dev), 1))
+        out["other_width_view"] = "accepted"
+    except ValueError as e:
+        out["other_width_view"] = str(e)
+    for x in (t, dst):
+        dev.free(x)
+    return out
+
+
 def _collectives(dev: TTDevice) -> dict:
     """Each collective over each mesh axis of more than one chip and over the whole mesh ("all")."""
     out = {}
@@ -170,6 +209,7 @@ def _open(mesh_shape, topology: str, full: bool) -> dict:
         if full:
             _step(report, "placement", lambda: _placement(dev))
             _step(report, "programs", lambda: _programs(dev))
+            _step(report, "shards", lambda: _shards(dev))
         _step(report, "collectives", lambda: _collectives(dev))
     return report
 

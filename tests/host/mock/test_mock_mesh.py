@@ -153,3 +153,20 @@ def test_one_program_on_every_chip_and_a_program_per_chip(mesh_report):
     assert p["per_chip"]["dispatched"] and len(p["per_chip"]["tiles"]) == rows * cols
     assert "a program for every chip" in p["partial"]
     assert "must list the same input and output tensors" in p["mismatched_tensors"]
+
+
+def test_a_tensor_written_chip_by_chip_is_read_only_when_whole_then_chip_by_chip(mesh_report):
+    (rows, cols), _, m = _first(mesh_report)
+    n = rows * cols
+    e = _no_error(m["shards"])
+    assert "written for chips" in e["partial_read"] and f"but not [{n - 1}]" in e["partial_read"]
+    assert e["shard_bytes"] == [2 * 3 * 2048] * n  # one chip's [64, 96] bf16 shard: 2 x 3 tiles
+    assert e["shard_shapes"] == [[64, 96]] * n and e["global_shape"] == [64 * n, 96]
+    assert f"chip {n} is outside the {n} chips" in e["chip_outside"]
+
+
+def test_a_program_may_name_a_view_of_a_tensors_first_rows_but_not_of_another_width(mesh_report):
+    _, _, m = _first(mesh_report)
+    e = _no_error(m["shards"])
+    assert e["view_program"] == {"dispatched": True, "pages": 2 * 3}
+    assert "nor a view of the first rows of one" in e["other_width_view"]
