@@ -30,7 +30,8 @@ BACKENDS: dict[str, Backend] = {
                                "them joined by modeled Ethernet; modeled time)",
                    mesh_module="ttprefill.device.mesh", mesh_class_name="SimMesh"),
     "tt": Backend("tt", "ttprefill.device.tt_device", "TTDevice", models_time=False, mesh=True,
-                  description="a Wormhole card (n150, or n300 as a 1x2 mesh) through ttnn, wall time"),
+                  description="a Wormhole card through ttnn (n150; with mesh_shape an n300 as 1x2 or a T3000 as "
+                              "2x4 / 1x8, the model split over its chips), wall time"),
 }
 
 

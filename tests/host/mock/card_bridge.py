@@ -1,7 +1,7 @@
 """The card path's executor (TTDevice) in one process, driven from another: the engine needs torch, which the
 ttnn environment (.venv-tt) must not hold, and ttnn's wheel does not install into the main .venv (Python 3.11).
 
-    client (main .venv: engine, device stack, MeshSplit)  --pipes-->  server (.venv-tt: TTDevice on ttnn)
+    client (main .venv: engine, device stack, MeshSplit)  --pipes-->  server (.venv-tt: TTDevice)
 
 CardBridge stands where TTDevice would in the client: every method call and attribute read is sent to the
 server, which makes it on a real TTDevice (on ttnn's mock cluster in the tests) and sends back the result or
