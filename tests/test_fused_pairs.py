@@ -56,3 +56,29 @@ def test_the_fused_grid_runs_a_long_matmul_slower_than_the_whole_grid():
     whole = simulated_matmul(2048, 6144, 4096, DataFormat.Bfp8_b, (8, 8), "central")
     fused = simulated_matmul(2048, 6144, 4096, DataFormat.Bfp8_b, (8, 6), "central")
     assert 1.0 < fused.seconds / whole.seconds <= 64 / 48 * 1.05
+
+
+def test_the_bench_refuses_what_has_no_pairs_to_fuse():
+    from ttprefill.bench.fused_pairs import check_fused_bench
+
+    check_fused_bench((2, 4), "all_reduce", "none")  # nothing asked, nothing refused
+    with pytest.raises(ValueError, match="open the 2x4 mesh as 1x8"):
+        check_fused_bench((2, 4), "reduce_scatter", "fused")
+    with pytest.raises(ValueError, match="--scheme reduce_scatter"):
+        check_fused_bench((1, 2), "all_reduce", "faster")
+    with pytest.raises(ValueError, match="unknown fused-collectives mode"):
+        check_fused_bench((1, 2), "reduce_scatter", "sometimes")
+
+
+def test_per_layer_seconds_follow_each_layers_kind(tiny):
+    from ttprefill.bench.fused_pairs import FusedLayerCollectives
+
+    cfg, r = tiny
+    per_layer = FusedLayerCollectives(cfg, 2, "line", DataFormat.Bfp8_b, "central", "faster")
+    layers = per_layer(T)
+    assert len(layers) == cfg.num_layers
+    for i, (mixer, mlp) in enumerate(layers):
+        kind = "attention" if cfg.is_attention_layer(i) else "gdn"
+        blocks = r["layers"][kind]["blocks"]
+        assert (mixer, mlp) == (blocks["mixer"]["faster_extra_s"], blocks["mlp"]["faster_extra_s"])
+    assert per_layer.prompt_seconds([T, T]) == pytest.approx(2 * sum(m + p for m, p in layers))

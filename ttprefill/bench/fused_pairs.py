@@ -175,6 +175,52 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
             "mesh_timing_version": mt.MESH_TIMING_VERSION, "layers": out}
 
 
+FUSED_MODES = ("none", "fused", "faster")  # bench ttft --mesh --fused-collectives; "none" is what the card runs
+
+
+def check_fused_bench(mesh: tuple[int, int], scheme: str, mode: str) -> None:
+    """Refuses, saying what to use, a bench that asks for fused pairs where there are none to fuse."""
+    if mode not in FUSED_MODES:
+        raise ValueError(f"unknown fused-collectives mode {mode!r}; choose one of {', '.join(FUSED_MODES)}")
+    if mode == "none":
+        return
+    rows, cols = mesh
+    if rows > 1 and cols > 1:
+        raise ValueError(f"ttnn 0.81.1's fused matmul + collective ops take no cluster axis: open the {rows}x{cols} "
+                         f"mesh as 1x{rows * cols} (a T3000: --mesh 1x8 --topology ring)")
+    if scheme != "reduce_scatter":
+        raise ValueError("--fused-collectives pairs each reduce-scatter and all-gather with its matmul: it needs "
+                         "--scheme reduce_scatter (the all_reduce scheme has no such pairs)")
+
+
+class FusedLayerCollectives:
+    """bench ttft --mesh's per-layer collective time with the pairs run `mode` ("fused" or "faster"), as the bench's
+    timeline takes it: per layer of a chunk of T tokens, (after its mixer, after its MLP) in seconds beyond the
+    chip's programs; and a prompt's total."""
+
+    def __init__(self, config, tp: int, topology: str, weight_format: DataFormat, costs: str, mode: str):
+        self.config, self.tp, self.topology = config, tp, topology
+        self.weight_format, self.costs, self.mode = weight_format, costs, mode
+        self.pairs: dict[int, dict] = {}
+
+    def _layers(self, tokens: int) -> dict:
+        if tokens not in self.pairs:
+            self.pairs[tokens] = pair_times(self.config, self.tp, tokens, self.topology, self.weight_format,
+                                            self.costs)
+        return self.pairs[tokens]["layers"]
+
+    def __call__(self, tokens: int) -> list[tuple[float, float]]:
+        layers = self._layers(tokens)
+        out = []
+        for i in range(self.config.num_layers):
+            blocks = layers["attention" if self.config.is_attention_layer(i) else "gdn"]["blocks"]
+            out.append(tuple(blocks[b][f"{self.mode}_extra_s"] for b in ("mixer", "mlp")))
+        return out
+
+    def prompt_seconds(self, chunk_tokens: list[int]) -> float:
+        return sum(sum(m + p for m, p in self(tokens)) for tokens in chunk_tokens)
+
+
 # The meshes the fused ops run on (1-D: they take no cluster axis): Qwen3.5-9B on an n300, 27B on a T3000 as 1x8.
 FUSED_MESHES = (("qwen3.5-9b", 2, "line"), ("qwen3.5-27b", 8, "ring"))
 
