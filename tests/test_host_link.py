@@ -62,3 +62,40 @@ def test_bad_input_is_named():
         pcie_bytes_per_s("up", 2048, "medium")
     with pytest.raises(ValueError, match="n300"):
         transfer_seconds(HostTransfer("embeddings", "down", 1, 2048), chips=3)
+
+
+def test_timeline_runs_transfers_beside_programs_and_charges_only_the_waits():
+    """Two 1 ms reads (11.462 MB of 4 KiB pages at 11.462 GB/s, plus a call's 59.5 us) issued after 0.5 ms of
+    programs share the link one after the other (0.5 -> 1.5595 -> 2.619 ms) while the device runs on; the
+    device waits for the first at 1.5 ms (0.0595 ms exposed), for the second after 2 ms more programs (3.5595 ms:
+    done, nothing exposed), then for a blocking read it cannot overlap (1.0595 ms exposed)."""
+    from ttprefill.device.host_link import HostLinkTimeline
+
+    read = HostTransfer("gdn_checkpoint", "up", 11_462_000, 4096)
+    one = 59.5e-6 + 1e-3
+    tl = HostLinkTimeline()
+    tl.compute(0.5e-3)
+    first, second = tl.issue(read), tl.issue(read)
+    tl.compute(1e-3)
+    tl.wait([first])
+    assert tl.device_s == pytest.approx(0.5e-3 + one) and tl.exposed_s == pytest.approx(0.5e-3 + one - 1.5e-3)
+    tl.compute(2e-3)
+    tl.wait([second])  # ended at 0.5 + 2 x 1.0595 = 2.619 ms, before the device's 3.5595 ms
+    assert tl.device_s == pytest.approx(0.5e-3 + one + 2e-3)
+    tl.blocking(read)
+    out = tl.finish()
+    assert out["seconds"] == pytest.approx(3 * one) and out["calls"] == 3
+    assert out["exposed_s"] == pytest.approx(one - 1e-3 + one)
+    assert out["hidden_s"] == pytest.approx(3 * one - out["exposed_s"])
+    assert out["end_s"] == pytest.approx(2.5e-3 + 2 * one)
+
+
+def test_timeline_on_an_n300_times_each_transfer_for_both_chips():
+    from ttprefill.device.host_link import HostLinkTimeline
+
+    share = HostTransfer("gdn_checkpoint", "up", 26 * MB, 4096, calls=1)
+    tl = HostLinkTimeline(chips=2)
+    tl.blocking(share)
+    assert tl.finish()["exposed_s"] == pytest.approx(2 * 59.5e-6 + 52e6 / 11.462e9)
+    with pytest.raises(ValueError, match="non-negative"):
+        tl.compute(-1.0)

@@ -2,9 +2,15 @@
 sources: docs/TIMING.md, "Host link").
 
 A HostTransfer is one kind of traffic the device stack moves (DeviceStack.traffic's kinds): its bytes, the page
-size of the device buffer they come from or go to, and how many blocking calls move them. Its time is calls x
-the fixed time of one call plus bytes / the link's rate at that page size and direction. Whether that time
-hides behind device work is the caller's to say (bench/ttft.py: in the engine, none does).
+size of the device buffer they come from or go to, and how many calls move them. Its time is calls x the fixed
+time of one call plus bytes / the link's rate at that page size and direction; the fixed time is kept for a
+non-blocking call too (the measured figure is one call's command and completion round trip, which a call on a
+second command queue still makes; it is only no longer the host's to wait for).
+
+Whether that time hides behind device work is HostLinkTimeline's: the device's programs (command queue 0) and
+the host link (transfers on command queue 1, tt-metal's two-command-queue pattern) as two resources. A transfer
+starts when the programs it is ordered after are done and the link is free, and runs beside later programs;
+the device waits only where the data is needed (bench/ttft.py says where the engine's are).
 
 On a mesh of n300 cards each card's PCIe link carries its two chips' traffic: the first chip's own and the
 second's, which then crosses the first's Ethernet on the link reserved for dispatch. A card's time is the larger
@@ -104,3 +110,54 @@ def host_link_times(transfers, costs: str = "central", chips: int = 1) -> dict:
         calls += t.calls * (1 if t.gathered else behind)
     return {"seconds": sum(by_kind.values()), "seconds_by_kind": by_kind,
             "link_bytes_by_kind": bytes_by_kind, "calls": calls, "chips_per_link": behind, "costs": costs}
+
+
+class HostLinkTimeline:
+    """The device's programs and the host link as two resources, in the order the device stack issues work.
+
+    compute(s): programs (and collectives) run for s on the device, in order. issue(t): a transfer ordered after
+    everything computed so far (an event recorded on the programs' queue, waited for on the transfer queue)
+    starts when that is done and the link has finished the transfers before it, and runs beside later programs;
+    returns a handle. wait(handles): the device's next program (or the host, which then issues it) waits until
+    those transfers are done; the wait is the exposed host time. Transfers share the one link in issue order.
+    """
+
+    def __init__(self, costs: str = "central", chips: int = 1):
+        self.costs, self.chips = costs, chips
+        self.device_s = 0.0  # when the device's last program ends (its clock)
+        self.link_free_s = 0.0  # when the link's last transfer ends
+        self.link_busy_s = 0.0
+        self.exposed_s = 0.0  # device time spent waiting on transfers
+        self.transfers: list[HostTransfer] = []
+        self._ends: list[float] = []
+
+    def compute(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError(f"device work of {seconds} s: seconds must be non-negative")
+        self.device_s += seconds
+
+    def issue(self, t: HostTransfer) -> int:
+        start = max(self.device_s, self.link_free_s)
+        seconds = transfer_seconds(t, self.costs, self.chips)
+        self.link_free_s = start + seconds
+        self.link_busy_s += seconds
+        self.transfers.append(t)
+        self._ends.append(self.link_free_s)
+        return len(self._ends) - 1
+
+    def wait(self, handles) -> None:
+        until = max((self._ends[h] for h in handles), default=0.0)
+        if until > self.device_s:
+            self.exposed_s += until - self.device_s
+            self.device_s = until
+
+    def blocking(self, t: HostTransfer) -> None:
+        """A transfer the device waits for at once (nothing to overlap it with)."""
+        self.wait([self.issue(t)])
+
+    def finish(self) -> dict:
+        """host_link_times of every transfer, with the link's busy seconds split into exposed and hidden (the
+        time the device waited, and the rest), and the timeline's end (the device's clock after every wait)."""
+        times = host_link_times(self.transfers, self.costs, self.chips)
+        return {**times, "exposed_s": self.exposed_s, "hidden_s": self.link_busy_s - self.exposed_s,
+                "end_s": self.device_s}
