@@ -16,6 +16,7 @@ from ttprefill.model.reference_model import ReferenceModel
 from ttprefill.model.tensor_parallel import (
     TensorParallelError,
     TensorParallelPlan,
+    TokenShards,
     collective_times,
     per_chip_ops,
     valid_tp_sizes,
@@ -260,7 +261,8 @@ def test_summary_lists_the_split_and_the_collectives():
     assert s["attn_kv_replication"] == 2 and len(s["chips"]) == 8
     assert s["chips"][7]["attn_q_heads"] == [21, 24] and s["chips"][7]["gdn_v_heads"] == [42, 48]
     kinds = [(c["kind"], c["shape"]) for c in s["collectives_per_layer"]["gdn"]]
-    assert kinds == [("reduce_scatter", [256, 5120]), ("all_gather", [32, 5120])] * 2
+    # per block: the gather of each chip's 256 / 8 normed rows before its first projection, then the scatter
+    assert kinds == [("all_gather", [32, 5120]), ("reduce_scatter", [256, 5120])] * 2
 
 
 def test_reduce_scatter_ops_split_the_norms_and_gather_the_last_row():
@@ -268,8 +270,13 @@ def test_reduce_scatter_ops_split_the_norms_and_gather_the_last_row():
     layer = ops["chunks"][1]["layers"][3]
     norms = [o["rows"] for o in layer["ops"] if o["name"] in ("input_layernorm", "post_attention_layernorm")]
     assert norms == [128, 128]
-    assert [c["kind"] for c in layer["collectives"]] == ["reduce_scatter", "all_gather"] * 2
-    assert [(c["after"], c["shape"]) for c in ops["head"]["collectives"]] == [("final_norm", [1, 4096]),
+    assert [(c["kind"], c["block"]) for c in layer["collectives"]] == [
+        ("all_gather", "mixer"), ("reduce_scatter", "mixer"), ("all_gather", "mlp"), ("reduce_scatter", "mlp")]
+    # each gather sits beside the matmul that reads it, each scatter beside the one whose sums it scatters
+    assert [c["feeds"] or c["after"] for c in layer["collectives"]] == ["q_proj", "o_proj", "gate_proj",
+                                                                         "down_proj"]
+    # the final norm's tile row (32 rows: a tile is the gather's unit) from every chip, then the logits
+    assert [(c["after"], c["shape"]) for c in ops["head"]["collectives"]] == [("final_norm", [32, 4096]),
                                                                               ("lm_head", [1, 248320 // 2])]
     # each reduce-scatter takes the whole partial sums the all-reduce scheme reduces
     plain = per_chip_ops(get_preset("qwen3.5-9b"), tp=2, seq=512, chunk=256)
@@ -328,3 +335,16 @@ def test_whole_mesh_all_reduce_schedules_on_a_2x4():
     assert tree < axis
     with pytest.raises(ValueError, match="no ring over axis 1"):
         collective_times(ops, (2, 4), "ring")
+
+
+def test_reduce_scatter_pads_a_chunk_to_whole_tile_rows_a_chip():
+    """A chunk whose tokens do not fill a tile row a chip is padded: 100 tokens over 4 chips are 4 x 32 rows (the
+    collectives move whole tiles); the norms and adds run on those 32 rows a chip."""
+    cfg = get_preset("qwen3.5-9b")
+    ops = per_chip_ops(cfg, tp=4, seq=100, chunk=100, scheme="reduce_scatter")
+    layer = ops["chunks"][0]["layers"][0]
+    H = cfg.hidden_size
+    assert [(c["kind"], c["shape"], c["nbytes_per_chip"]) for c in layer["collectives"]][:2] == [
+        ("all_gather", [32, H], 32 * H * 2), ("reduce_scatter", [128, H], 128 * H * 2)]
+    assert [o["rows"] for o in layer["ops"] if o["op"] in ("rmsnorm", "add") and o["width"] == H] == [32] * 4
+    assert TokenShards(100, 4).home(99) == (3, 3) and TokenShards(20, 2).home(19) == (0, 19)

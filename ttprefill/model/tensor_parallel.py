@@ -22,14 +22,17 @@ Heads, not rows, are the unit of the split:
 - MLP: I/N intermediate features a chip; vocabulary: contiguous ranges (the last ones one row shorter
   when N does not divide it).
 
-Collectives, per layer and chunk of T tokens (the residual stream is replicated between blocks):
-    scheme "all_reduce" (default): one all-reduce of the [T, hidden] partial sums after each row-parallel
-        projection (two per layer: the mixer's and the MLP's);
-    scheme "reduce_scatter": a reduce-scatter of those partial sums over the tokens (each chip adds and
-        normalises T/N rows) and an all-gather of the normalised rows before the next column-parallel
-        projections; same bytes on the links, the norms' work split;
+Collectives, per layer and chunk of T tokens:
+    scheme "all_reduce" (default): the residual stream replicated between blocks; one all-reduce of the
+        [T, hidden] partial sums after each row-parallel projection (two per layer: the mixer's and the MLP's);
+    scheme "reduce_scatter" (sequence parallel): the residual stream split by tokens between blocks, the chunk
+        padded with zero rows to whole tile rows a chip (TokenShards: R = 32 * ceil(T / (32 N)) rows a chip);
+        per block an all-gather of each chip's R normalised rows before the block's column-parallel
+        projections and a reduce-scatter over the tokens of the row-parallel projection's [N R, hidden]
+        partial sums (each chip adds its R rows); the same bytes on the links when T fills the tiles, the
+        norms' and residual adds' work split;
     and at the end of the prompt one all-gather of the last token's logits [1, vocab/N] (under
-    "reduce_scatter" after one of the last token's residual row, which only its chip holds).
+    "reduce_scatter" after one of the tile row of the last token's final norm, which only its chip holds).
 
 `per_chip_ops(config, tp, seq, chunk)` lists every op a chip runs with its per-chip shape and every
 collective with its bytes, for a TTFT benchmark to time; `collective_times` times the collectives with
@@ -48,6 +51,7 @@ from ttprefill.model.weights import parameter_shapes
 
 SCHEMES = ("all_reduce", "reduce_scatter")
 DEFAULT_SCHEME = "all_reduce"
+TILE = 32  # rows of a tile: a chip's share of a chunk's tokens under "reduce_scatter" comes in whole tile rows
 # the device stack's residual stream and the partial sums it reduces are bf16 tiles of 32 x 32
 ACTIVATION_BYTES = DataFormat.Float16_b.tile_bytes // (32 * 32)
 MAX_LISTED_MESH_SIZE = 64  # how far the error message looks for mesh sizes that work
@@ -142,11 +146,37 @@ class Collective:
     after: str  # the op whose output it reduces or gathers
     shape: tuple[int, ...]  # each chip's input tensor
     nbytes_per_chip: int
+    block: str = ""  # the part of the layer it runs in: "mixer", "mlp", or "head" after the last layer
+    feeds: str | None = None  # the matmul that reads its output, for a gather that precedes one
 
     def as_dict(self) -> dict:
         out = asdict(self)
         out["shape"] = list(self.shape)
         return out
+
+
+@dataclass(frozen=True)
+class TokenShards:
+    """How the reduce_scatter scheme splits a chunk of `tokens` tokens over `chips` chips: the chunk padded with
+    zero rows to `padded` rows, a whole number of tile rows a chip (the collectives move whole tiles, and a
+    chip's rows start on a tile row); chip c (row-major) holds rows c * rows .. (c + 1) * rows - 1."""
+
+    tokens: int
+    chips: int
+
+    @property
+    def rows(self) -> int:
+        return -(-self.tokens // (TILE * self.chips)) * TILE
+
+    @property
+    def padded(self) -> int:
+        return self.rows * self.chips
+
+    def home(self, token: int) -> tuple[int, int]:
+        """(chip, row on that chip) of a token of the chunk."""
+        if not 0 <= token < self.tokens:
+            raise TensorParallelError(f"token {token} is outside the chunk of {self.tokens}")
+        return divmod(token, self.rows)
 
 
 class TensorParallelPlan:
@@ -318,25 +348,28 @@ class TensorParallelPlan:
 
     # ---- collectives ---------------------------------------------------------------------------------
     def layer_collectives(self, layer: int, tokens: int, dtype_bytes: int = ACTIVATION_BYTES) -> list[Collective]:
-        """The collectives of one layer on a chunk of `tokens` tokens, in the order they run."""
+        """The collectives of one layer on a chunk of `tokens` tokens, in the order they run, each beside its
+        matmul: under "all_reduce" one after each row-parallel projection (the mixer's, the MLP's down_proj);
+        under "reduce_scatter" per block an all_gather of each chip's normed rows before the block's first
+        column-parallel projection, and a reduce_scatter of the row-parallel projection's partial sums, the
+        chunk padded to whole tile rows a chip (TokenShards)."""
         if self.tp == 1:
             return []
         hidden = self.config.hidden_size
-        mixer = "o_proj" if self.config.is_attention_layer(layer) else "out_proj"
-        full = (tokens, hidden)
-        nbytes = tokens * hidden * dtype_bytes
+        attention = self.config.is_attention_layer(layer)
+        blocks = (("mixer", "input_layernorm", "q_proj" if attention else "in_proj_qkv",
+                   "o_proj" if attention else "out_proj"),
+                  ("mlp", "post_attention_layernorm", "gate_proj", "down_proj"))
         out = []
-        for after in (mixer, "down_proj"):
+        for block, norm, first, last in blocks:
             if self.scheme == "all_reduce":
-                out.append(Collective("all_reduce", layer, after, full, nbytes))
-            else:
-                if tokens % self.tp:
-                    raise TensorParallelError(
-                        f"the reduce_scatter scheme splits a chunk's {tokens} tokens over {self.tp} chips: use "
-                        f"chunks of a multiple of {self.tp} tokens or the all_reduce scheme")
-                rows = (tokens // self.tp, hidden)
-                out.append(Collective("reduce_scatter", layer, after, full, nbytes))
-                out.append(Collective("all_gather", layer, after + " norm", rows, nbytes // self.tp))
+                out.append(Collective("all_reduce", layer, last, (tokens, hidden), tokens * hidden * dtype_bytes, block))
+                continue
+            split = TokenShards(tokens, self.tp)
+            out.append(Collective("all_gather", layer, norm, (split.rows, hidden), split.rows * hidden * dtype_bytes,
+                                  block, feeds=first))
+            out.append(Collective("reduce_scatter", layer, last, (split.padded, hidden),
+                                  split.padded * hidden * dtype_bytes, block))
         return out
 
     def head_collectives(self, dtype_bytes: int = ACTIVATION_BYTES) -> list[Collective]:
@@ -347,11 +380,13 @@ class TensorParallelPlan:
             return []
         out = []
         if self.scheme == "reduce_scatter":
-            # the residual stream ends sharded by rows: every chip needs the last token's row for the head
+            # the residual stream ends split by tokens: every chip normalises the tile row at the last token's
+            # place in its rows, and the gather hands every chip the one that holds it, for the LM head
             hidden = self.config.hidden_size
-            out.append(Collective("all_gather", None, "final_norm", (1, hidden), hidden * dtype_bytes))
+            out.append(Collective("all_gather", None, "final_norm", (TILE, hidden), TILE * hidden * dtype_bytes,
+                                  "head", feeds="lm_head"))
         widest = max(len(s.vocab) for s in self.shards)
-        out.append(Collective("all_gather", None, "lm_head", (1, widest), widest * dtype_bytes))
+        out.append(Collective("all_gather", None, "lm_head", (1, widest), widest * dtype_bytes, "head"))
         return out
 
     def summary(self, tokens: int) -> dict:
@@ -388,7 +423,7 @@ def _rows_op(op: str, name: str, rows: int, width: int) -> dict:
 
 def _layer_ops(cfg: ModelConfig, chip: ModelConfig, layer: int, start: int, tokens: int, norm_rows: int) -> list[dict]:
     """One chip's ops of one layer (mixer block, then MLP block) on a chunk; `norm_rows` rows are normalised
-    and added to the residual stream per chip (all of them, or T/N under the reduce_scatter scheme)."""
+    and added to the residual stream per chip (all of them, or TokenShards.rows under the reduce_scatter scheme)."""
     hidden, T = cfg.hidden_size, tokens
     ops = [_rows_op("rmsnorm", "input_layernorm", norm_rows, hidden)]
     if cfg.is_attention_layer(layer):
@@ -445,7 +480,7 @@ def per_chip_ops(config: ModelConfig, tp: int, seq: int, chunk: int, scheme: str
     for start in range(0, seq, chunk):
         T = min(chunk, seq - start)
         collectives = [plan.layer_collectives(i, T, dtype_bytes) for i in range(config.num_layers)]
-        norm_rows = T // tp if scheme == "reduce_scatter" else T
+        norm_rows = TokenShards(T, tp).rows if scheme == "reduce_scatter" and tp > 1 else T
         layers = [{"layer": i, "kind": "attention" if config.is_attention_layer(i) else "gdn",
                    "ops": _layer_ops(config, chip, i, start, T, norm_rows),
                    "collectives": [c.as_dict() for c in collectives[i]]} for i in range(config.num_layers)]

@@ -11,12 +11,22 @@ DeviceStack runs one chip's programs and leaves to a split what differs between 
                       (ttnn.from_host_shards), so the host-side preparation (transposes, conv tap rows, norm
                       factors, LM head column chunks) is the one-chip code's. Norm weights come out the same on
                       every chip.
-        activations   the residual stream is replicated. Each row-parallel projection (GDN out_proj, attention
-                      o_proj, MLP down_proj) leaves a partial sum [T, hidden] on every chip; one all_reduce sums
-                      them before the residual add, and every chip gets the same sum.
+        activations   scheme "all_reduce": the residual stream is replicated. Each row-parallel projection (GDN
+                      out_proj, attention o_proj, MLP down_proj) leaves a partial sum [T, hidden] on every chip;
+                      one all_reduce sums them before the residual add, and every chip gets the same sum.
+                      scheme "reduce_scatter" (sequence parallel): the residual stream is split by tokens, chip c
+                      (row-major) holding rows c R .. (c + 1) R - 1 of it (TokenShards: the chunk padded with
+                      zero rows to whole tile rows a chip, R = the padded length / chips). A block's RMSNorm runs
+                      on the chip's R rows, an all_gather over the tokens hands every chip the whole normed
+                      [T, hidden] for the column-parallel projections, and a reduce_scatter over the tokens of
+                      the row-parallel projection's partial sums leaves each chip the summed rows it adds to
+                      its residual rows. Padding rows are never read by a token's computation (every op
+                      between the gather and the scatter runs on the first T rows; norms and adds are per row).
         LM head       vocabulary rows split (the short slices padded with zero rows to the widest when the
                       vocabulary does not divide); each chip extracts its last-token row, one all_gather of the
-                      rows, one download from the first chip.
+                      rows, one download from the first chip. Under "reduce_scatter" the last token's row lives on
+                      one chip: every chip normalises the tile row at that token's local position in its rows and
+                      an all_gather of those tile rows gives every chip the owner's, which the LM head reads.
         state         K/V pages: each chip's pool holds its kv heads of every page, so one page id names one
                       logical page over the mesh and the prefix cache's page table is unchanged. GDN conv and
                       recurrent states: each chip keeps its conv channels and v heads; sync_to_host composes the
@@ -39,10 +49,48 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ttprefill.device.program import DataFormat
+from ttprefill.device.tensor import DeviceTensor
 from ttprefill.model.config import ModelConfig
-from ttprefill.model.tensor_parallel import VOCAB, TensorParallelError, TensorParallelPlan
+from ttprefill.model.tensor_parallel import (
+    DEFAULT_SCHEME,
+    TILE,
+    VOCAB,
+    TensorParallelError,
+    TensorParallelPlan,
+    TokenShards,
+)
 
 BF16, FP32 = DataFormat.Float16_b, DataFormat.Float32
+
+
+@dataclass
+class Residual:
+    """A chunk's residual stream on a chip: `rows` is the chip's part of it ([tokens, hidden] when replicated,
+    [TokenShards.rows, hidden] when split by tokens), `tokens` the chunk's length."""
+
+    rows: object
+    tokens: int
+
+
+def as_residual(x) -> Residual:
+    """A Residual, or a device tensor taken as the whole, replicated stream of its rows."""
+    return x if isinstance(x, Residual) else Residual(x, x.shape[0])
+
+
+def first_rows(tensor, rows: int):
+    """The first `rows` rows of a tiled [R, width] tensor, as a tensor at the same address (no copy): pages are
+    numbered row-major over tiles, so the first tile rows are the first pages, interleaved over the banks as
+    the whole tensor's are. The whole tensor keeps ownership (free it, not the view)."""
+    if tensor.shape[0] == rows:
+        return tensor
+    if not 0 < rows <= tensor.shape[0] or len(tensor.shape) != 2:
+        raise TensorParallelError(f"cannot view the first {rows} rows of a tensor of shape {list(tensor.shape)}")
+    shape = (rows, tensor.shape[1])
+    shards = getattr(tensor, "shards", None)
+    if shards is None:
+        return DeviceTensor(shape, tensor.data_format, tensor.address, tensor.device)
+    return type(tensor)(shape, tensor.data_format, tensor.address, tensor.device, placements=tensor.placements,
+                        shards=[first_rows(t, rows) for t in shards])
 
 
 @dataclass
@@ -70,11 +118,37 @@ class OneChip:
     """The whole model on one device."""
 
     chips = copies = 1
+    scheme = DEFAULT_SCHEME
 
     def __init__(self, config: ModelConfig):
         self.config = self.chip_config = config
         self.vocab_rows = [config.vocab_size]
         self.collectives = CollectiveTimes()
+
+    # ---- the residual stream: replicated (one chip, scheme all_reduce) or split by tokens (reduce_scatter)
+    @property
+    def splits_tokens(self) -> bool:
+        return self.scheme == "reduce_scatter" and self.chips > 1
+
+    def padded_tokens(self, tokens: int) -> int:
+        """Rows of a chunk's gathered activations and of the partial sums a row-parallel projection leaves."""
+        return TokenShards(tokens, self.chips).padded if self.splits_tokens else tokens
+
+    def residual_rows(self, tokens: int) -> int:
+        """Rows of a chunk's residual stream on each chip."""
+        return TokenShards(tokens, self.chips).rows if self.splits_tokens else tokens
+
+    def last_token_home(self, tokens: int) -> tuple[int, int]:
+        """(chip, row in that chip's residual rows) of a chunk's last token; chip 0 when replicated."""
+        return TokenShards(tokens, self.chips).home(tokens - 1) if self.splits_tokens else (0, tokens - 1)
+
+    def embed(self, scratch, rows: np.ndarray) -> Residual:
+        """A chunk's embedding rows [T, hidden] (fp32, host) uploaded as its residual stream."""
+        return Residual(scratch.upload(rows, BF16), len(rows))
+
+    def gather(self, scratch, normed):
+        """Every chip's normed residual rows, concatenated in chip order on every chip (identity when replicated)."""
+        return normed
 
     def each_chip(self, src, make):
         """make(src): a resident weight from the weights in src."""
@@ -181,7 +255,7 @@ class _ShardReader:
 class MeshSplit(OneChip):
     """The model split over every chip of a mesh (chips in row-major order, as TensorParallelPlan counts them)."""
 
-    def __init__(self, config: ModelConfig, mesh):
+    def __init__(self, config: ModelConfig, mesh, scheme: str = DEFAULT_SCHEME):
         from ttprefill.device.mesh_placement import shard_placements
 
         rows, cols = mesh.capabilities.mesh_shape
@@ -191,7 +265,9 @@ class MeshSplit(OneChip):
                 f"a tensor-parallel split over the {rows}x{cols} mesh needs per-chip uploads and collectives; "
                 f"{type(mesh).__name__} has none (it replicates every program): run the mesh on the simulator "
                 "(backend sim)")
-        self.plan = TensorParallelPlan(config, rows * cols)  # names the mesh sizes that work when it cannot split
+        # names the mesh sizes that work when it cannot split, and the schemes when the scheme is unknown
+        self.plan = TensorParallelPlan(config, rows * cols, scheme)
+        self.scheme = scheme
         self.mesh, self.config = mesh, config
         self.chips = self.copies = rows * cols
         self.vocab_rows = [len(s.vocab) for s in self.plan.shards]
@@ -249,12 +325,41 @@ class MeshSplit(OneChip):
         return conv, rec.reshape(-1, V)
 
     # ---- collectives
+    def embed(self, scratch, rows: np.ndarray) -> Residual:
+        if not self.splits_tokens:
+            return super().embed(scratch, rows)
+        split = TokenShards(len(rows), self.chips)
+        padded = np.zeros((split.padded, rows.shape[1]), np.float32)
+        padded[:len(rows)] = rows
+        x = self.mesh.upload(padded, BF16, self.stacked)  # chip c its rows c R .. (c + 1) R - 1
+        scratch.tensors.append(x)
+        return Residual(x, len(rows))
+
     def reduce(self, scratch, partial):
-        """The sum over chips of a row-parallel projection's partial outputs, on every chip."""
-        total = self.mesh.all_reduce(partial)
+        """The sum over chips of a row-parallel projection's partial outputs: all of it on every chip
+        (all_reduce), or each chip its own rows of it (reduce_scatter over the tokens, dim 0, chips row-major)."""
+        if self.splits_tokens:
+            kind, total = "reduce_scatter", self.mesh.reduce_scatter(partial, dim=0)
+        else:
+            kind, total = "all_reduce", self.mesh.all_reduce(partial)
         scratch.tensors.append(total)
-        self.collectives.add("all_reduce", self.mesh.last_report, partial.nbytes)
+        self.collectives.add(kind, self.mesh.last_report, partial.nbytes)
         return total
+
+    def gather(self, scratch, normed):
+        """All chips' rows along dim 0 on every chip (the reduce_scatter scheme); identity when replicated."""
+        return self._gather(scratch, normed, dim=0) if self.splits_tokens else normed
+
+    def _gather(self, scratch, tensor, dim: int):
+        """all_gather over every chip in row-major order: along the mesh's columns, then its rows (a 1-D fabric
+        gathers one axis at a time; columns first keeps chip c's part at position c)."""
+        rows, cols = self.mesh.capabilities.mesh_shape
+        for axis in [a for a in (1, 0) if (rows, cols)[a] > 1]:
+            nbytes = tensor.nbytes
+            tensor = self.mesh.all_gather(tensor, dim=dim, cluster_axis=axis)
+            scratch.tensors.append(tensor)
+            self.collectives.add("all_gather", self.mesh.last_report, nbytes)
+        return tensor
 
     def download_row(self, device, scratch, row) -> tuple[list[np.ndarray], int]:
         """Every chip's row gathered on every chip (along the mesh's columns, then its rows: a 1-D fabric
@@ -262,19 +367,32 @@ class MeshSplit(OneChip):
         values start at page c * (the row's pages)."""
         from ttprefill.ops.layout.row import VALUES_PER_PAGE, DeviceRow
 
-        gathered = row.tensor
-        rows, cols = self.mesh.capabilities.mesh_shape
-        for axis in [a for a in (1, 0) if (rows, cols)[a] > 1]:
-            nbytes = gathered.nbytes
-            gathered = self.mesh.all_gather(gathered, dim=1, cluster_axis=axis)
-            scratch.tensors.append(gathered)
-            self.collectives.add("all_gather", self.mesh.last_report, nbytes)
+        gathered = self._gather(scratch, row.tensor, dim=1)
         whole = DeviceRow(gathered, gathered.num_pages * VALUES_PER_PAGE)
         values = whole.download(device).reshape(self.chips, row.tensor.num_pages * VALUES_PER_PAGE)
         return [values[c, :row.width] for c in range(self.chips)], whole.nbytes
 
 
-def chip_split(config: ModelConfig, device) -> OneChip:
-    """The split for `device`: one chip, or every chip of its mesh."""
+class CollectiveShapes(OneChip):
+    """A tensor-parallel split's shapes on one timing-only device (bench ttft --mesh): the chip's share of the
+    residual stream and the outputs of the split's collectives allocated as a chip of `chips` has them, the
+    collectives themselves not run (the bench times them with the Ethernet model)."""
+
+    def __init__(self, config: ModelConfig, chips: int, scheme: str = DEFAULT_SCHEME):
+        super().__init__(config)
+        TensorParallelPlan(config, 1, scheme)  # refuses an unknown scheme, naming the ones there are
+        self.chips, self.scheme = chips, scheme
+
+    def gather(self, scratch, normed):
+        return scratch.alloc((normed.shape[0] * self.chips, normed.shape[1])) if self.splits_tokens else normed
+
+    def reduce(self, scratch, partial):
+        if self.splits_tokens:
+            return scratch.alloc((partial.shape[0] // self.chips, partial.shape[1]))
+        return partial
+
+
+def chip_split(config: ModelConfig, device, scheme: str = DEFAULT_SCHEME) -> OneChip:
+    """The split for `device`: one chip, or every chip of its mesh under collective `scheme`."""
     rows, cols = device.capabilities.mesh_shape
-    return OneChip(config) if rows * cols == 1 else MeshSplit(config, device)
+    return OneChip(config) if rows * cols == 1 else MeshSplit(config, device, scheme)
