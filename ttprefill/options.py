@@ -14,6 +14,7 @@ import numpy as np
 
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import DRAM_BYTES_PER_CHIP
+from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, SCHEMES
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
 from ttprefill.ops.linear.fidelity import ProjectionFidelity
@@ -60,6 +61,11 @@ class EngineOptions:
     # Math fidelity of each projection (MLP gate/up and down, GDN and attention in/out, LM head); the defaults and
     # the accuracy they were chosen by are ttprefill.ops.linear.fidelity's.
     matmul_fidelity: ProjectionFidelity = ProjectionFidelity()
+    # On a mesh (the device stack split tensor-parallel): how the chips sum a row-parallel projection's partial
+    # outputs. "all_reduce": the residual stream replicated, one all_reduce each; "reduce_scatter": the stream
+    # split by tokens (sequence parallel), a reduce_scatter each and an all_gather of the normed rows before the
+    # next block (model/tensor_parallel_device.py). The default and why: model/tensor_parallel.py DEFAULT_SCHEME.
+    tp_scheme: str = DEFAULT_SCHEME
 
     def __post_init__(self):
         # Checked here so that the Python API and the CLI refuse the same bad values with the same words.
@@ -82,6 +88,8 @@ class EngineOptions:
             raise EngineError("EngineOptions.matmul_fidelity must be a ProjectionFidelity "
                               "(ttprefill.ops.linear.fidelity; ProjectionFidelity.parse('LoFi') or "
                               f"'mlp_gate_up=LoFi,...'), got {self.matmul_fidelity!r}")
+        if self.tp_scheme not in SCHEMES:
+            raise EngineError(f"EngineOptions.tp_scheme must be one of {', '.join(SCHEMES)}, got {self.tp_scheme!r}")
         if self.kv_page_format not in PAGE_FORMATS:
             raise EngineError(f"EngineOptions.kv_page_format must be one of "
                               f"{', '.join(f.name for f in PAGE_FORMATS)} (the attention kernels' page formats), "
