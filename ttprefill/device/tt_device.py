@@ -41,6 +41,11 @@ from .ttnn_env import import_ttnn
 # ttnn's fabric configuration for each collective topology (set before the mesh opens).
 FABRIC_CONFIGS = {"line": "FABRIC_1D", "ring": "FABRIC_1D_RING"}
 DEVICE_NODES = Path("/dev/tenstorrent")  # the kernel driver's device nodes, one per PCIe chip
+# Command queues the device opens with (ttnn.open_mesh_device's num_command_queues): programs and collectives go
+# on the first, host transfers issued ahead (read_ahead, write_ahead) on the second, so they run beside the
+# programs (tt-metal's two-command-queue pattern).
+PROGRAM_QUEUE, TRANSFER_QUEUE = 0, 1
+COMMAND_QUEUES = 2
 # When set, ttnn builds a mock cluster from this tt-umd cluster descriptor instead of opening chips:
 # the host stack (allocators, JIT, dispatch, program cache) runs, no kernel executes, reads give zeros.
 MOCK_CLUSTER_ENV = "TT_METAL_MOCK_CLUSTER_DESC_PATH"
@@ -269,7 +274,9 @@ class TTDevice:
     split, model/tensor_parallel_device.py's MeshSplit, needs for per-chip weights and states);
     `run` runs one program on every chip, `run_per_chip` one per chip through ttnn.MeshProgramDescriptor;
     all_gather / reduce_scatter / all_reduce are ttnn's, over the fabric opened with the mesh
-    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring").
+    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"). The device opens with two command queues:
+    programs and collectives on the first (each waited for on it alone), read_ahead / write_ahead on the second,
+    beside them (the device stack's checkpoint reads and next-chunk embeddings).
     """
 
     grid = (GRID_X, GRID_Y)
@@ -296,7 +303,7 @@ class TTDevice:
         self._fabric = wanted > 1
         if self._fabric:
             ttnn.set_fabric_config(getattr(ttnn.FabricConfig, FABRIC_CONFIGS[topology]))
-        self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape))
+        self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), num_command_queues=COMMAND_QUEUES)
         self.chip_grids = chip_grids(ttnn, self.mesh)
         small = [(chip, x, y) for chip, x, y in self.chip_grids if x < self.grid[0] or y < self.grid[1]]
         if small:
@@ -308,6 +315,10 @@ class TTDevice:
         self.last_report: RunReport | None = None
         self.host_traffic = HostTraffic()
         self._by_address: dict[int, TTTensor] = {}  # each live tensor by its DRAM address, for views of its rows
+        # Transfers on the transfer queue, by id(tensor): (tensor, host copy, event) of each read_ahead, (tensor,
+        # host tensor, event) of each write_ahead not yet waited for
+        self._landed: dict[int, tuple] = {}
+        self._inbound: dict[int, tuple] = {}
         chips = self.mesh.get_num_devices()
         self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
                                          mesh_shape=tuple(mesh_shape))
@@ -406,6 +417,8 @@ class TTDevice:
         want = tensor.global_shape if self.num_chips > 1 else tensor.shape
         if tuple(array.shape) != want:
             raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {want}")
+        self._await_read(tensor)
+        self._await_write(tensor)
         host = (self._distributed(array, tensor.data_format, tensor.placements) if self.num_chips > 1
                 else self._host_tensor(array, tensor.data_format))
         self._ttnn.copy_host_to_device_tensor(host, tensor.ttnn_tensor)
@@ -461,9 +474,15 @@ class TTDevice:
         if first_page < 0 or first_page + num_pages > tensor.num_pages:
             raise ValueError(f"pages [{first_page}, {first_page + num_pages}) outside the tensor's {tensor.num_pages} pages")
         ttnn = self._ttnn
-        shard = ttnn.get_device_tensors(tensor.ttnn_tensor)[chip] if chips > 1 else tensor.ttnn_tensor
-        values = self._to_numpy(ttnn.from_device(shard), tensor.data_format, tensor.shape)
-        self.host_traffic.add(TO_HOST, "read", tensor.nbytes)
+        landed = self._landed_copy(tensor)
+        if landed is not None:
+            shard = ttnn.get_device_tensors(landed)[chip] if chips > 1 else landed
+        else:
+            self._await_write(tensor)
+            device_shard = ttnn.get_device_tensors(tensor.ttnn_tensor)[chip] if chips > 1 else tensor.ttnn_tensor
+            shard = ttnn.from_device(device_shard)
+            self.host_traffic.add(TO_HOST, "read", tensor.nbytes)
+        values = self._to_numpy(shard, tensor.data_format, tensor.shape)
         data = formats.to_device_bytes(values, tensor.data_format)
         return data[first_page * tensor.page_size:(first_page + num_pages) * tensor.page_size]
 
@@ -471,8 +490,7 @@ class TTDevice:
         """Each chip's shard, row-major over the mesh."""
         self._check_live(tensor)
         self._check_written(tensor)
-        host = self._ttnn.from_device(tensor.ttnn_tensor)
-        self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
+        host = self._whole_to_host(tensor)
         shards = self._ttnn.get_device_tensors(host) if self.num_chips > 1 else [host]
         return [self._to_numpy(s, tensor.data_format, tensor.shape) for s in shards]
 
@@ -489,9 +507,87 @@ class TTDevice:
         ttnn = self._ttnn
         composer = (ttnn.concat_mesh_to_tensor_composer(self.mesh, p[0].dim) if p[0].dim == p[1].dim else
                     ttnn.create_mesh_composer(self.mesh, ttnn.MeshComposerConfig([p[0].dim, p[1].dim])))
-        host = ttnn.aggregate_tensor(ttnn.from_device(tensor.ttnn_tensor), composer)
-        self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
+        host = ttnn.aggregate_tensor(self._whole_to_host(tensor), composer)
         return self._to_numpy(host, tensor.data_format, tensor.global_shape)
+
+    # ---- transfers on the transfer queue, beside the programs
+    def _queue(self, queue: int):
+        return self._ttnn.QueueId(queue)
+
+    def _sync_programs(self) -> None:
+        """Wait for the programs' queue only: transfers in flight on the other keep running."""
+        self._ttnn.synchronize_device(self.mesh, self._queue(PROGRAM_QUEUE))
+
+    def _programs_done(self) -> None:
+        """Host-side order: everything issued on the programs' queue so far is done (at once when idle: run()
+        already waits for each program). ttnn's device-side order, ttnn.wait_for_event on the transfer queue, is
+        not used: ttnn 0.81.1's mock n150 and n300 crash in it (a segfault in add_dispatch_wait)."""
+        ttnn = self._ttnn
+        ttnn.event_synchronize(ttnn.record_event(self.mesh, self._queue(PROGRAM_QUEUE)))
+
+    def read_ahead(self, tensor: TTTensor) -> None:
+        """Starts bringing the whole tensor up on the transfer queue (ttnn.from_device, blocking=False), after the
+        programs issued so far and beside those that follow. The next download, download_shards, read_pages or
+        read_shard_pages of the tensor takes that copy, waiting for it if it is still in flight; a program that
+        writes the tensor, or freeing it, first waits for the read and drops the copy."""
+        self._check_live(tensor)
+        self._check_written(tensor)
+        self._await_write(tensor)
+        self._await_read(tensor)
+        ttnn = self._ttnn
+        self._programs_done()
+        host = ttnn.from_device(tensor.ttnn_tensor, blocking=False, queue_id=self._queue(TRANSFER_QUEUE))
+        self._landed[id(tensor)] = (tensor, host, ttnn.record_event(self.mesh, self._queue(TRANSFER_QUEUE)))
+        self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
+
+    def write_ahead(self, tensor: TTTensor, array: np.ndarray) -> None:
+        """write() on the transfer queue (ttnn.copy_host_to_device_tensor with cq_id), after the programs issued so
+        far (the buffer's earlier readers) and beside those that follow; the first program that names the tensor,
+        or a read of it, waits for the write."""
+        self._check_live(tensor)
+        array = np.asarray(array)
+        want = tensor.global_shape if self.num_chips > 1 else tensor.shape
+        if tuple(array.shape) != want:
+            raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {want}")
+        self._await_read(tensor)
+        self._landed.pop(id(tensor), None)
+        host = (self._distributed(array, tensor.data_format, tensor.placements) if self.num_chips > 1
+                else self._host_tensor(array, tensor.data_format))
+        ttnn = self._ttnn
+        self._programs_done()
+        ttnn.copy_host_to_device_tensor(host, tensor.ttnn_tensor, cq_id=self._queue(TRANSFER_QUEUE))
+        self._inbound[id(tensor)] = (tensor, host, ttnn.record_event(self.mesh, self._queue(TRANSFER_QUEUE)))
+        tensor.pending_shards = {}
+        self.host_traffic.add(TO_DEVICE, "write", tensor.nbytes * self.num_chips)
+
+    def _landed_copy(self, tensor: TTTensor):
+        """The host copy read_ahead started for `tensor`, once landed; None without one."""
+        entry = self._landed.get(id(tensor))
+        if entry is None or entry[0] is not tensor:
+            return None
+        self._ttnn.event_synchronize(entry[2])
+        return entry[1]
+
+    def _whole_to_host(self, tensor: TTTensor):
+        """Every chip's tensor on the host: read_ahead's copy, or read now (blocking, on the programs' queue)."""
+        landed = self._landed_copy(tensor)
+        if landed is not None:
+            return landed
+        self._await_write(tensor)
+        host = self._ttnn.from_device(tensor.ttnn_tensor)
+        self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
+        return host
+
+    def _await_read(self, tensor: TTTensor) -> None:
+        """Before the tensor is written or freed: its read in flight done, its copy dropped (stale after)."""
+        entry = self._landed.pop(id(tensor), None)
+        if entry is not None and entry[0] is tensor:
+            self._ttnn.event_synchronize(entry[2])
+
+    def _await_write(self, tensor: TTTensor) -> None:
+        entry = self._inbound.pop(id(tensor), None)
+        if entry is not None and entry[0] is tensor:
+            self._ttnn.event_synchronize(entry[2])
 
     def read_pages(self, tensor: TTTensor, first_page: int, num_pages: int) -> np.ndarray:
         """Pages in the device byte format, like SimDevice.read_pages. On a mesh, the pages of the first chip's
@@ -522,6 +618,8 @@ class TTDevice:
 
     def free(self, tensor: TTTensor) -> None:
         self._check_live(tensor)
+        self._await_read(tensor)  # its memory must not be reused under a transfer in flight
+        self._await_write(tensor)
         self._ttnn.deallocate(tensor.ttnn_tensor)
         tensor.pending_shards = {}
         tensor.freed = True
@@ -546,6 +644,9 @@ class TTDevice:
         for name, t in [*program.inputs.items(), *program.outputs.items()]:
             t = self._program_tensor(program, name, t)
             self._check_written(t)
+            self._await_write(t)  # an input written ahead on the transfer queue
+            if name in program.outputs:
+                self._await_read(t)  # a read ahead of what the program overwrites
             # By identity: `in` would call ttnn.Tensor.__eq__, which is the device op ttnn.eq (a tensor,
             # always truthy), so it would drop tensors or fail.
             if not any(held is t.ttnn_tensor for held in out):
@@ -579,7 +680,7 @@ class TTDevice:
         t0 = time.perf_counter()
         descriptor = program_to_descriptor(program, self._ttnn)
         self._ttnn.generic_op(self.io_tensors(program), descriptor)
-        self._ttnn.synchronize_device(self.mesh)
+        self._sync_programs()
         self.last_report = RunReport(program.name, time.perf_counter() - t0)
         return self.last_report
 
@@ -613,7 +714,7 @@ class TTDevice:
             descriptor[ttnn.MeshCoordinateRange(coord, coord)] = program_to_descriptor(program, ttnn)
         t0 = time.perf_counter()
         ttnn.generic_op(io, descriptor)
-        ttnn.synchronize_device(self.mesh)
+        self._sync_programs()
         self.last_report = RunReport(name or "per_chip", time.perf_counter() - t0)
         return self.last_report
 
@@ -622,7 +723,7 @@ class TTDevice:
         return self._ttnn.Topology.Ring if self.topology == "ring" else self._ttnn.Topology.Linear
 
     def _collective_result(self, name: str, tensor: TTTensor, tt_tensor, placements: tuple, t0: float) -> TTTensor:
-        self._ttnn.synchronize_device(self.mesh)
+        self._sync_programs()
         self.last_report = RunReport(name, time.perf_counter() - t0)
         return self._wrap(tuple(tt_tensor.shape), tensor.data_format, tt_tensor, placements)
 
@@ -672,7 +773,7 @@ class TTDevice:
         t0 = time.perf_counter()
         gathered, out = all_gather_matmul(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k_shard, k, n,
                                           chips, self.grid)
-        self._ttnn.synchronize_device(self.mesh)
+        self._sync_programs()
         self.last_report = RunReport("all_gather_matmul", time.perf_counter() - t0)
         return (self._wrap((m, k), x.data_format, self._ttnn.reshape(gathered, [m, k]), gather_label(x.placements, 1)),
                 self._wrap((m, n), x.data_format, self._ttnn.reshape(out, [m, n]), weight.placements))
@@ -692,7 +793,7 @@ class TTDevice:
         t0 = time.perf_counter()
         mm, reduced = matmul_reduce_scatter(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k, n, chips,
                                             batches, self.topology, self.grid)
-        self._ttnn.synchronize_device(self.mesh)
+        self._sync_programs()
         self.last_report = RunReport("matmul_reduce_scatter", time.perf_counter() - t0)
         label = scatter_label(REPLICATE, 1, None, self.capabilities.mesh_shape)
         return (self._wrap((m, n), x.data_format, self._ttnn.reshape(mm, [m, n]), REPLICATE),
