@@ -37,6 +37,9 @@ NORM_STATS_COLUMNS = 32
 # column-parallel projection the all-gather before it is fused with.
 ROW_PARALLEL = ("o_proj", "out_proj", "down_proj")
 FIRST_COLUMN_PARALLEL = {"attention": "q_proj", "gdn": "in_proj_qkv", "mlp": "gate_proj"}
+# each of those projections' role, for its math fidelity (ops/linear/fidelity.py)
+FIDELITY_ROLE = {"q_proj": "attention_in", "o_proj": "attention_out", "in_proj_qkv": "gdn_in",
+                 "out_proj": "gdn_out", "gate_proj": "mlp_gate_up", "down_proj": "mlp_down"}
 
 
 @dataclass(frozen=True)
@@ -106,14 +109,16 @@ def _block_pairs(kind: str, matmuls: dict[str, dict], mixer: bool) -> tuple[dict
 
 
 def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataFormat, costs: str,
-               links: int | None = None) -> dict:
+               links: int | None = None, fidelity=None) -> dict:
     """Per layer kind ("gdn", "attention") at a chunk of `tokens` tokens on a 1 x tp mesh (the fused ops take no
     cluster axis): each block's pairs (its entry all-gather + first projection, its row-parallel projection +
     reduce-scatter) timed fused and unfused, and what the block's and the layer's collectives cost beyond their
     matmuls on the whole grid, with the feature split's norm-statistics gathers, for each way of running the
     pairs: "fused_extra_s" (every pair ttnn runs fused on this mesh fused; `ttnn_runs_fused` says which),
     "unfused_extra_s" (none), "faster_extra_s" (of what ttnn runs, each pair the faster way). A pair ttnn cannot
-    fuse (the gather on a line or a mesh of two) is still timed as if it could, for comparison. Modeled."""
+    fuse (the gather on a line or a mesh of two) is still timed as if it could, for comparison. `fidelity` (an
+    ops.linear.fidelity.ProjectionFidelity; None: the engine's defaults) sets each projection's math fidelity,
+    as the chip's programs run it. Modeled."""
     from ttprefill.device import mesh_timing as mt
     from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR, GRID_X, GRID_Y
     from ttprefill.model.tensor_parallel import ACTIVATION_BYTES, per_chip_ops
@@ -128,8 +133,13 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
     runs_fused = {what: _ttnn_runs_fused(what, tp, topology) for what in mt.FUSED_KINDS}
     stats = mt.collective_time("all_gather", T * NORM_STATS_COLUMNS * ACTIVATION_BYTES, tp, ring, links, costs)
 
+    from ttprefill.ops.linear.fidelity import ProjectionFidelity
+
+    fidelity = fidelity if fidelity is not None else ProjectionFidelity()
+
     def mm(op, grid, rows=None):
-        return simulated_matmul(rows or op["m"], op["k"], op["n"], weight_format, grid, costs)
+        return simulated_matmul(rows or op["m"], op["k"], op["n"], weight_format, grid, costs,
+                                fidelity.of(FIDELITY_ROLE[op["name"]]))
 
     out = {}
     for layer in ops["chunks"][0]["layers"]:
@@ -198,15 +208,16 @@ class FusedLayerCollectives:
     timeline takes it: per layer of a chunk of T tokens, (after its mixer, after its MLP) in seconds beyond the
     chip's programs; and a prompt's total."""
 
-    def __init__(self, config, tp: int, topology: str, weight_format: DataFormat, costs: str, mode: str):
+    def __init__(self, config, tp: int, topology: str, weight_format: DataFormat, costs: str, mode: str,
+                 fidelity=None):
         self.config, self.tp, self.topology = config, tp, topology
-        self.weight_format, self.costs, self.mode = weight_format, costs, mode
+        self.weight_format, self.costs, self.mode, self.fidelity = weight_format, costs, mode, fidelity
         self.pairs: dict[int, dict] = {}
 
     def _layers(self, tokens: int) -> dict:
         if tokens not in self.pairs:
             self.pairs[tokens] = pair_times(self.config, self.tp, tokens, self.topology, self.weight_format,
-                                            self.costs)
+                                            self.costs, fidelity=self.fidelity)
         return self.pairs[tokens]["layers"]
 
     def __call__(self, tokens: int) -> list[tuple[float, float]]:
