@@ -37,9 +37,29 @@ def test_weight_bytes_of_qwen35_9b_from_its_published_shapes(fmt, tile_bytes):
     assert weight_bytes(get_preset("qwen3.5-9b"), fmt) == matrices * tile_bytes + vectors * 2048
 
 
-def test_gdn_states_are_fp32_recurrent_and_conv_per_gdn_layer():
-    per_layer = 32 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 32 * 128) * 4
-    assert state_bytes(get_preset("qwen3.5-9b")) == 24 * per_layer
+def test_gdn_states_are_a_ping_pong_pair_of_fp32_recurrent_and_bf16_conv_per_gdn_layer():
+    """Recurrent [32 x 128, 128] in fp32 tiles (4 KB each), conv [3, 8192] in one row of bf16 tiles (2 KB each),
+    twice (the state a chunk reads and the one it writes)."""
+    per_layer = 2 * ((32 * 128 // 32) * (128 // 32) * 4096 + (8192 // 32) * 2048)
+    assert state_bytes(get_preset("qwen3.5-9b")) == 24 * per_layer == 24 * 5_242_880
+
+
+def test_held_checkpoint_reads_and_the_second_input_buffer_of_9b():
+    """A 2048-token chunk with a checkpoint at each of its 31 inner 64-token block ends and its end: per GDN layer
+    32 recurrent states of 2 MB (fp32 [4096, 128]) and 32 x 3 conv rows of 8192 bf16 values (8 pages of 2 KB each);
+    the next chunk's 2048 x 4096 bf16 embeddings. Split over 2 chips the held states halve."""
+    from ttprefill.model.memory_plan import checkpoint_read_bytes, input_buffer_bytes
+
+    config = get_preset("qwen3.5-9b")
+    held = 24 * (32 * 4096 * 128 * 4 + 32 * 3 * 8 * 2048)
+    assert checkpoint_read_bytes(config, 2048, 64, 64) == held
+    assert input_buffer_bytes(config, 2048) == 2048 * 4096 * 2
+    one = plan_memory(config, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=2048, gdn_chunk=64,
+                      block_tokens=64)
+    two = plan_memory(config, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=2048, gdn_chunk=64,
+                      block_tokens=64, chips=2)
+    assert one.parts["checkpoint_reads"] == held and two.parts["checkpoint_reads"] == held // 2
+    assert one.parts["input_buffer"] == two.parts["input_buffer"] == 2048 * 4096 * 2
 
 
 def test_9b_needs_bfp8_weights_on_one_chip():

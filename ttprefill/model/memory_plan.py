@@ -6,9 +6,13 @@ On the device a prefill keeps three things in DRAM at once:
   per-head vectors stay bf16 (tiny, and they set the scale of everything after them);
 - the prefix cache's device budget: attention K/V pages plus device-tier GDN checkpoints (one budget,
   `cache_budget_bytes`, that the cache itself enforces);
-- one chunk's working set: the live GDN conv and recurrent states of every GDN layer (fp32, as the
-  scan carries them) and the chunk's activations: its residual stream and the largest block's
-  temporaries (activation_bytes);
+- one chunk's working set: the live GDN conv and recurrent states of every GDN layer, as the ping-pong pairs
+  the device stack keeps (GdnDeviceState: the state a chunk reads and the one it writes; conv bf16, recurrent
+  fp32), and the chunk's activations: its residual stream and the largest block's temporaries
+  (activation_bytes);
+- what the chunk's host transfers hold while they run beside the programs (device_stack.PendingReads and
+  InputBuffer): every GDN layer's checkpoint tensors until the chunk's end (checkpoint_read_bytes) and the
+  next chunk's embeddings in a second input buffer (input_buffer_bytes);
 - the resident RoPE tables: fp32 cos and sin of the rotary dims for every position the K/V pages can hold;
 - a request's resident page table: one UInt32 entry per K/V page it may name (every page of the pool at
   most), in 32x32 tiles of 4 KB interleaved over the DRAM banks, as ops/attention/page_table.py keeps it.
@@ -59,10 +63,41 @@ def weight_bytes(config: ModelConfig, weight_format: str) -> int:
 
 
 def state_bytes(config: ModelConfig) -> int:
-    """The live GDN states of every GDN layer: recurrent [HV, K, V] and conv [kernel - 1, channels], fp32."""
-    recurrent = config.gdn_num_v_heads * config.gdn_key_head_dim * config.gdn_value_head_dim * 4
-    conv = config.gdn_conv_state_len * config.gdn_conv_channels * 4
-    return len(config.gdn_layers) * (recurrent + conv)
+    """The live GDN states of every GDN layer of one request, as the device stack holds them: a ping-pong pair
+    (the state a chunk reads, the one it writes) of the recurrent state [HV K, V] in fp32 tiles and the conv
+    state [kernel - 1, channels] in bf16 tiles (one tile row)."""
+    recurrent = _tiles(config.gdn_num_v_heads * config.gdn_key_head_dim, config.gdn_value_head_dim) * TILE_BYTES["fp32"]
+    conv = _tiles(config.gdn_conv_state_len, config.gdn_conv_channels) * TILE_BYTES["bf16"]
+    return len(config.gdn_layers) * 2 * (recurrent + conv)
+
+
+def _checkpoints_per_chunk(chunk_tokens: int, gdn_chunk: int | None, block_tokens: int | None) -> int:
+    """At most one checkpoint per block boundary inside a chunk (per GDN chunk when block_tokens is None) and
+    one at its end."""
+    from ttprefill.ops.gdn import DEFAULT_CHUNK
+
+    return (chunk_tokens - 1) // (block_tokens or gdn_chunk or DEFAULT_CHUNK) + 1
+
+
+def checkpoint_read_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
+                          block_tokens: int | None = None) -> int:
+    """What a chunk's GDN checkpoint reads hold until the chunk ends (they run beside the later blocks): per GDN
+    layer the scan's checkpoint-state tensor (each checkpoint's [HV K, V] fp32 state) and the conv rows of every
+    checkpoint (kernel - 1 row-major bf16 rows each, in whole 2 KB pages of 1024 values). All GDN layers' at
+    once: exact at the peak when the largest block runs after the last GDN layer (Qwen3.5: the last layer is
+    attention), an upper bound otherwise."""
+    if not config.gdn_layers:
+        return 0
+    n = _checkpoints_per_chunk(chunk_tokens, gdn_chunk, block_tokens)
+    recurrent = _tiles(n * config.gdn_num_v_heads * config.gdn_key_head_dim, config.gdn_value_head_dim)
+    conv_pages = n * config.gdn_conv_state_len * -(-config.gdn_conv_channels // 1024)
+    return len(config.gdn_layers) * (recurrent * TILE_BYTES["fp32"] + conv_pages * 2048)
+
+
+def input_buffer_bytes(config: ModelConfig, chunk_tokens: int) -> int:
+    """The second input buffer: the next chunk's embeddings [T, hidden] in bf16 tiles, uploaded while a chunk
+    runs."""
+    return _tiles(chunk_tokens, config.hidden_size) * TILE_BYTES["bf16"]
 
 
 def rope_table_bytes(config: ModelConfig, positions: int) -> int:
@@ -115,7 +150,7 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
         chunk = gdn_chunk or DEFAULT_CHUNK
         scratch = sum(_tiles(*shape) * DataFormat(fmt).tile_bytes
                       for shape, fmt in scan_scratch_shapes(ScanShape.of(dims, chunk_tokens, chunk)))
-        checkpoints = (chunk_tokens - 1) // (block_tokens or chunk) + 1
+        checkpoints = _checkpoints_per_chunk(chunk_tokens, chunk, block_tokens)
         states = checkpoints * _tiles(hv * dims.key_dim, dims.value_dim) * TILE_BYTES["fp32"]
         gates = 2 * _tiles(rows, hv) * (TILE_BYTES["fp32"] + TILE_BYTES["bf16"])  # g, beta; a, b
         blocks.append(bf16(H, C, C, vdim, vdim, vdim, H) + gates + scratch + states)
@@ -172,6 +207,8 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
         "cache": -(-cache_budget_bytes // chips),
         "gdn_states": -(-state_bytes(config) // chips),
         "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens),
+        "checkpoint_reads": checkpoint_read_bytes(config, chunk_tokens, gdn_chunk, block_tokens) // chips,
+        "input_buffer": input_buffer_bytes(config, chunk_tokens),
         "rope_tables": rope_table_bytes(config, rope_positions),
         "page_table": page_table_bytes(config, kv_pages),
     }
