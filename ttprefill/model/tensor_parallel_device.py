@@ -88,6 +88,10 @@ def first_rows(tensor, rows: int):
     shape = (rows, tensor.shape[1])
     shards = getattr(tensor, "shards", None)
     if shards is None:
+        if type(tensor) is not DeviceTensor:  # a card's tensor is a ttnn handle, not an address alone
+            raise TensorParallelError(
+                f"a {type(tensor).__name__} gives no view of its first {rows} rows, which a chunk the reduce_scatter "
+                "scheme pads needs: use the all_reduce scheme on this device")
         return DeviceTensor(shape, tensor.data_format, tensor.address, tensor.device)
     return type(tensor)(shape, tensor.data_format, tensor.address, tensor.device, placements=tensor.placements,
                         shards=[first_rows(t, rows) for t in shards])
