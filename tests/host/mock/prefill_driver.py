@@ -127,6 +127,20 @@ def register_tiny_8way() -> None:
         name="tiny-8way", gdn_num_qk_heads=4, gdn_num_v_heads=8, attn_num_heads=8, attn_num_kv_heads=2)
 
 
+def simulate_first_chip_only(sim_mesh) -> None:
+    """The SimMesh the CLI opens runs timing only, simulating its first chip for all (SimMesh's
+    spmd_first_chip_only): what is dispatched, the shapes and the reads do not depend on values (nor does the
+    mock's run, where nothing executes), and eight simulated chips with data would take minutes."""
+    init = sim_mesh.__init__
+
+    def timing_only(self, *args, **kwargs):
+        kwargs.setdefault("timing_only", True)
+        kwargs.setdefault("spmd_first_chip_only", True)
+        init(self, *args, **kwargs)
+
+    sim_mesh.__init__ = timing_only
+
+
 def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str) -> None:
     from ttprefill import cli
 
@@ -134,6 +148,8 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
 
     if backend == "sim":
         from ttprefill.device.mesh import SimMesh as executor_cls
+
+        simulate_first_chip_only(executor_cls)
     else:  # TTDevice itself runs in the ttnn environment, behind the bridge (card_bridge.py)
         from card_bridge import CardBridge as executor_cls
 

@@ -4,7 +4,8 @@ all_reduce, all_gather over each mesh axis), a prompt run to the end.
 
 The engine needs torch, which this environment must not hold, so the CLI runs in the main .venv and TTDevice
 runs in this environment, on the mock, behind card_bridge.py (prefill_driver.py records what the executor was asked). The
-same prompt runs on the simulator's SimMesh in the main .venv. A mock executes no kernel and its reads give
+same prompt runs on the simulator's SimMesh in the main .venv (timing only, its first chip simulated for all:
+what is dispatched and read does not depend on values, and the mock's run has none either). A mock executes no kernel and its reads give
 zeros, so the checks are what the host path did: the programs dispatched, in order, and the collectives, the
 per-chip shapes ttnn reports for every tensor the split holds, and what every read brought back, each against
 the simulator's run and, where it can be derived from the model's config by hand, against that.
