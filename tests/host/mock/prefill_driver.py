@@ -34,6 +34,8 @@ def _per_chip_shapes(t) -> list[list[int]]:
     """Each chip's shape of a device tensor, as its executor reports it."""
     if hasattr(t, "shards"):  # SimMesh's MeshTensor: one SimDevice tensor per chip
         return [list(s.shape) for s in t.shards]
+    if not hasattr(t.device, "per_chip_shapes"):  # one simulated chip
+        return [list(t.shape)]
     return t.device.per_chip_shapes(t)  # the card bridge asks ttnn (get_device_tensors)
 
 
@@ -73,8 +75,13 @@ def _wrap_collective(cls, name: str):
     original = getattr(cls, name)
 
     def counted(self, tensor, *args, **kwargs):
-        out = original(self, tensor, *args, **kwargs)
-        RECORD["events"].append(["collective", name, _per_chip_shapes(tensor), _per_chip_shapes(out)])
+        _depth[0] += 1  # what a collective does on its chips is part of it
+        try:
+            out = original(self, tensor, *args, **kwargs)
+        finally:
+            _depth[0] -= 1
+        if _depth[0] == 0:
+            RECORD["events"].append(["collective", name, _per_chip_shapes(tensor), _per_chip_shapes(out)])
         return out
 
     setattr(cls, name, counted)
@@ -98,14 +105,18 @@ def _wrap_read(cls, name: str):
 
 
 def instrument(executor_cls) -> None:
-    from ttprefill.model import device_stack
+    """Record the calls made of an executor class (those it has; a call made inside another is part of it)."""
+    for wrap, names in ((_wrap_dispatch, ("run", "run_per_chip")),
+                        (_wrap_collective, ("all_reduce", "all_gather", "reduce_scatter")),
+                        (_wrap_read, ("read_pages", "read_shard_pages", "download", "download_shards"))):
+        for name in names:
+            if hasattr(executor_cls, name):
+                wrap(executor_cls, name)
 
-    for name in ("run", "run_per_chip"):
-        _wrap_dispatch(executor_cls, name)
-    for name in ("all_reduce", "all_gather", "reduce_scatter"):
-        _wrap_collective(executor_cls, name)
-    for name in ("read_pages", "read_shard_pages", "download", "download_shards"):
-        _wrap_read(executor_cls, name)
+
+def record_held() -> None:
+    """Record each chip's shape of every tensor the device stack holds once it is built."""
+    from ttprefill.model import device_stack
 
     init = device_stack.DeviceStack.__init__
 
@@ -127,18 +138,20 @@ def register_tiny_8way() -> None:
         name="tiny-8way", gdn_num_qk_heads=4, gdn_num_v_heads=8, attn_num_heads=8, attn_num_kv_heads=2)
 
 
-def simulate_first_chip_only(sim_mesh) -> None:
-    """The SimMesh the CLI opens runs timing only, simulating its first chip for all (SimMesh's
-    spmd_first_chip_only): what is dispatched, the shapes and the reads do not depend on values (nor does the
+def simulate_first_chip_only(cls) -> None:
+    """The SimMesh (or SimDevice) the CLI opens runs timing only, a SimMesh simulating its first chip for all
+    (spmd_first_chip_only): what is dispatched, the shapes and the reads do not depend on values (nor does the
     mock's run, where nothing executes), and eight simulated chips with data would take minutes."""
-    init = sim_mesh.__init__
+    init = cls.__init__
+    mesh = "spmd_first_chip_only" in init.__code__.co_varnames
 
     def timing_only(self, *args, **kwargs):
         kwargs.setdefault("timing_only", True)
-        kwargs.setdefault("spmd_first_chip_only", True)
+        if mesh:
+            kwargs.setdefault("spmd_first_chip_only", True)
         init(self, *args, **kwargs)
 
-    sim_mesh.__init__ = timing_only
+    cls.__init__ = timing_only
 
 
 def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str) -> None:
@@ -146,10 +159,13 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
 
     register_tiny_8way()
 
-    if backend == "sim":
+    if backend == "sim":  # a mesh opens a SimMesh, one chip a SimDevice
         from ttprefill.device.mesh import SimMesh as executor_cls
+        from ttprefill.device.sim_device import SimDevice
 
         simulate_first_chip_only(executor_cls)
+        simulate_first_chip_only(SimDevice)
+        instrument(SimDevice)
     else:  # TTDevice itself runs in the ttnn environment, behind the bridge (card_bridge.py)
         from card_bridge import CardBridge as executor_cls
 
@@ -157,6 +173,7 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
 
         tt_device.TTDevice = executor_cls
     instrument(executor_cls)
+    record_held()
     report: dict = {"backend": backend, "mesh": mesh}
     out, err = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()

@@ -1,6 +1,7 @@
 """`ttprefill prefill --mesh RxC --backend tt` on ttnn's mock n300 (1x2) and T3000 (2x4): a tiny model split
 tensor-parallel over the card path's mesh (TTDevice: ttnn's mesh mappers, from_host_shards, get_device_tensors,
-all_reduce, all_gather over each mesh axis), a prompt run to the end.
+all_reduce, all_gather over each mesh axis), a prompt run to the end; and on a mock n150, the whole model on
+its one chip.
 
 The engine needs torch, which this environment must not hold, so the CLI runs in the main .venv and TTDevice
 runs in this environment, on the mock, behind card_bridge.py (prefill_driver.py records what the executor was asked). The
@@ -59,6 +60,8 @@ class Case:
 
 
 CASES = {
+    # an n150: the whole tiny model on its one chip (no split, no collectives), the n300's prompt
+    "n150": Case("n150", (1, 1), "tiny", 100, (64, 36), gdn_qk=2, gdn_v=4, attn_q=4, attn_kv=2),
     # an n300: the tiny preset over its two chips, 100 tokens in two chunks
     "n300": Case("n300", (1, 2), "tiny", 100, (64, 36), gdn_qk=2, gdn_v=4, attn_q=4, attn_kv=2),
     # a T3000 as 2x4: tiny with heads for eight chips (prefill_driver.py), 64 tokens in one chunk
@@ -83,7 +86,7 @@ def runs(request, tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp(f"mock-prefill-{case.cluster}")
     tokens = work / "tokens.txt"
     tokens.write_text(" ".join(map(str, np.random.default_rng(8).integers(0, case.vocab, case.tokens))))
-    env = mock_env.build(work, "n300")
+    env = mock_env.build(work, "n150" if case.cluster == "n150" else "n300")
     if case.cluster == "t3000":
         env.descriptor.write_text(mesh_clusters.t3000_descriptor())
     mock = env.environ()
@@ -149,7 +152,8 @@ def test_the_collectives_are_the_simulators_and_one_all_reduce_per_row_parallel_
     n, H = case.chips, case.hidden
     # per chunk: the mixer's output projection and the MLP's down projection of every layer leave [T, H]
     # partial sums on each chip, summed on every chip
-    expected = [["all_reduce", [[t, H]] * n, [[t, H]] * n] for t in case.chunks for _ in range(2 * case.layers)]
+    expected = [["all_reduce", [[t, H]] * n, [[t, H]] * n] for t in case.chunks for _ in range(2 * case.layers)
+                if n > 1]
     # then each chip's last-token logits row (its vocabulary share in row-major pages of 1024 values, [32, 32]
     # tiles) is gathered along the mesh's columns, then along its rows (a 1-D fabric gathers one axis at a time)
     width = TILE * -(-_per_chip(case)["vocab"] // PAGE_VALUES)
@@ -159,8 +163,8 @@ def test_the_collectives_are_the_simulators_and_one_all_reduce_per_row_parallel_
             width *= size
     assert tt == expected
     gathers = sum(size > 1 for size in case.mesh)
-    assert runs["tt"]["result"]["collectives"]["count"] == {"all_reduce": 2 * case.layers * len(case.chunks),
-                                                            "all_gather": gathers}
+    count = {"all_reduce": 2 * case.layers * len(case.chunks), "all_gather": gathers} if n > 1 else {}
+    assert runs["tt"]["result"]["collectives"]["count"] == count
     assert runs["tt"]["result"]["collectives"]["bytes_per_chip"] == runs["sim"]["result"]["collectives"]["bytes_per_chip"]
 
 
@@ -206,16 +210,25 @@ def test_every_read_brings_back_what_the_simulators_does_and_the_split_derives(r
         if end % BLOCK == 0:
             # a chunk ending on a prefix-cache block keeps its end state: per GDN layer, each chip's shard of the
             # conv rows (row-major bf16 pages) and of the recurrent state (fp32 tiles), each read whole
+            # (one chip: the same two reads of its whole tensors)
+            pages = rows * row_pages
             for _ in range(gdn_layers):
                 for chip in range(n):
-                    pages = rows * row_pages
-                    expected.append(["read_shard_pages", [TILE, TILE * pages], [chip, 0, pages], [pages * 2048]])
-                    expected.append(["read_shard_pages", rec, [chip, 0, _tiles(*rec)], [_tiles(*rec) * 4096]])
+                    conv_rows, rec_tiles = [TILE, TILE * pages], _tiles(*rec)
+                    if n == 1:
+                        expected.append(["read_pages", conv_rows, [0, pages], [pages * 2048]])
+                        expected.append(["read_pages", rec, [0, rec_tiles], [rec_tiles * 4096]])
+                    else:
+                        expected.append(["read_shard_pages", conv_rows, [chip, 0, pages], [pages * 2048]])
+                        expected.append(["read_shard_pages", rec, [chip, 0, rec_tiles], [rec_tiles * 4096]])
     # the gathered logits row, once: every chip's pages
     width = -(-c["vocab"] // PAGE_VALUES) * n
     expected.append(["read_pages", [TILE, TILE * width], [0, width], [width * 2048]])
     if end % BLOCK:  # the prompt's end state was not a checkpoint: it comes up whole for the result
         for _ in range(gdn_layers):
-            expected += [["download_shards", [rows, conv], [], [[rows, conv]] * n],
-                         ["download_shards", rec, [], [rec] * n]]
+            if n == 1:
+                expected += [["download", [rows, conv], [], [rows, conv]], ["download", rec, [], rec]]
+            else:
+                expected += [["download_shards", [rows, conv], [], [[rows, conv]] * n],
+                             ["download_shards", rec, [], [rec] * n]]
     assert tt == expected
