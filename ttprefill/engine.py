@@ -36,7 +36,7 @@ from ttprefill.model.stack import ChunkContext, HybridStack, ModelState
 from ttprefill.model.weights import random_weights
 from ttprefill.ops.attention.shapes import TILE
 from ttprefill.options import EngineError, EngineOptions
-from ttprefill.scheduler import Chunk, ChunkScheduler, ScheduledRequest, SchedulerStalled
+from ttprefill.scheduler import Chunk, ChunkScheduler, ScheduledRequest, SchedulerStalled, chunk_end
 
 __all__ = ["Engine", "EngineError", "EngineOptions", "PrefillResult", "make_mixers"]
 
@@ -237,7 +237,7 @@ class Engine:
         if self.on_device:
             traffic = _traffic_snapshot(self.model)
             logits = self.model.forward(tokens, run.state, context, need_logits=chunk.end == request.num_tokens,
-                                        sync_end=at_end)
+                                        sync_end=at_end, next_tokens=self._next_chunk_tokens(request, chunk))
             run.last_logits = logits if logits is not None else run.last_logits
             run.state_on_host = at_end
             _add_traffic(run.traffic, traffic, _traffic_snapshot(self.model))
@@ -254,6 +254,16 @@ class Engine:
         run.host_s += time.perf_counter() - t1
         logger.debug("{}: chunk [{}, {}) in {:.3f} s", request.request_id, chunk.start, chunk.end, compute_s)
         return finished
+
+    def _next_chunk_tokens(self, request: ScheduledRequest, chunk: Chunk):
+        """The tokens of the request's next chunk when it runs alone (the scheduler then gives it the whole step,
+        scheduler.chunk_end), for the device stack to upload during this chunk; None when it may share the step
+        or this chunk ends the prompt (a wrong guess costs an upload: the stack then uploads the right tokens)."""
+        o = self.options
+        if chunk.end >= request.num_tokens or len(self._running) > 1 or self.scheduler.queued:
+            return None
+        end = chunk_end(chunk.end, request.num_tokens, min(o.chunk_tokens, o.step_token_budget), o.gdn_chunk)
+        return None if end is None else request.tokens[chunk.end:end]
 
     def _finish(self, run: _Running) -> PrefillResult:
         request = run.request
@@ -377,5 +387,6 @@ def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: Engi
                            num_pages=num_pages, page_tokens=options.block_tokens,
                            weight_format=options.weight_format, gdn_chunk=options.gdn_chunk,
                            gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
-                           page_format=options.kv_page_format)
+                           page_format=options.kv_page_format, matmul_fidelity=options.matmul_fidelity,
+                           tp_scheme=options.tp_scheme)
     raise EngineError(f"unknown backend {backend!r}: choose sim, tt or torch")

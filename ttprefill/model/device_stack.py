@@ -289,27 +289,81 @@ class Scratch:
         self.tensors = []
 
 
+class InputBuffer(Scratch):
+    """The next chunk's input, uploaded while the current chunk runs: on a device with a transfer queue
+    (`write_ahead`: TTDevice's second command queue) the write is issued there and the first program that reads
+    the tensor waits for it; elsewhere (the simulator) it is written at once, the same bytes."""
+
+    def upload(self, array, fmt) -> DeviceTensor:
+        write_ahead = getattr(self.device, "write_ahead", None)
+        if write_ahead is None:
+            return super().upload(array, fmt)
+        t = self.alloc(np.shape(array), fmt)
+        write_ahead(t, np.ascontiguousarray(array))
+        return t
+
+
+@dataclass
+class PrefetchedInput:
+    """A chunk's embeddings already on the device (InputBuffer), for the request and position they were for."""
+
+    state: ModelState
+    start: int
+    tokens: np.ndarray
+    x: object  # the Residual split.embed made
+    buffer: InputBuffer
+
+
+class PendingReads:
+    """A chunk's host reads in flight: each issued right after its producer (on a device with a transfer queue,
+    `read_ahead` starts it there, ordered after the programs so far), its host side (conversion, the checkpoint
+    store) run where the data is needed, at wait(). The tensors read must stay unwritten until then: the stack
+    holds them in the chunk's scratch, which no later program of the chunk writes. On the simulator the read
+    itself happens at wait(), so a later overwrite would show up in the data."""
+
+    def __init__(self, device):
+        self.device, self._finish = device, []
+
+    def issue(self, tensors, finish) -> None:
+        read_ahead = getattr(self.device, "read_ahead", None)
+        if read_ahead is not None:
+            for t in tensors:
+                read_ahead(t)
+        self._finish.append(finish)
+
+    def wait(self) -> None:
+        finish, self._finish = self._finish, []
+        for f in finish:
+            f()
+
+
 class LayerRunner:
     """One layer's programs on device tensors: the piece the stack and the TTFT benchmark share."""
 
     def __init__(self, config: ModelConfig, device, *, gdn_chunk: int, gdn_fidelity: MathFidelity,
-                 attention_fidelity: MathFidelity, times: OpTimes, reduce=None):
+                 attention_fidelity: MathFidelity, times: OpTimes, split=None, matmul_fidelity=None):
+        from ttprefill.model.tensor_parallel_device import OneChip
         from ttprefill.ops.attention import FlashAttentionConfig
+        from ttprefill.ops.linear.fidelity import ProjectionFidelity
 
         self.config, self.device, self.times = config, device, times
-        # reduce(scratch, partial): the sum over chips of a row-parallel projection's output (identity on one chip)
-        self.reduce = reduce or (lambda s, partial: partial)
+        # how the chips' residual streams meet (model/tensor_parallel_device.py): the collective after each
+        # row-parallel projection and, when the stream is split by tokens, the gather before the next block
+        self.split = split if split is not None else OneChip(config)
         self.gdn_chunk, self.gdn_fidelity = gdn_chunk, gdn_fidelity
         self.attention_config = FlashAttentionConfig(math_fidelity=attention_fidelity)
+        self.matmul_fidelity = matmul_fidelity if matmul_fidelity is not None else ProjectionFidelity()
 
     def r(self, kind):
         return _KindReports(self.times, kind)
 
     # ---- pieces
-    def linear(self, s: Scratch, x, w):
+    def linear(self, s: Scratch, x, w, role: str):
+        """role: which projection (ops/linear/fidelity.py's ROLES), for its math fidelity."""
         from ttprefill.ops.linear import linear
 
-        return linear(self.device, x, w, s.alloc((x.shape[0], w.n_out)), reports=self.r("matmul"))
+        return linear(self.device, x, w, s.alloc((x.shape[0], w.n_out)), fidelity=self.matmul_fidelity.of(role),
+                      reports=self.r("matmul"))
 
     def norm(self, s: Scratch, x, w, **kw):
         from ttprefill.ops.norm import rms_norm
@@ -321,13 +375,34 @@ class LayerRunner:
 
         residual_add(self.device, x, y, out=x, reports=self.r("rest"))
 
+    def block_input(self, s: Scratch, x: "Residual", w):
+        """A block's RMSNorm of the chip's residual rows and, when the stream is split by tokens, the
+        all_gather over the tokens that feeds the block's column-parallel projections: all T normed rows."""
+        from ttprefill.model.tensor_parallel_device import first_rows
+
+        h = self.norm(s, x.rows, w, out=s.alloc(x.rows.shape))
+        return first_rows(self.split.gather(s, h), x.tokens)
+
+    def block_output(self, s: Scratch, x: "Residual", a, w, role: str) -> None:
+        """A block's row-parallel projection a @ w, the collective that sums its partial outputs over the chips
+        (all_reduce: all of it; reduce_scatter: the chip's rows of it), and the residual add into x's rows."""
+        from ttprefill.model.tensor_parallel_device import first_rows
+        from ttprefill.ops.linear import linear
+
+        partial = s.alloc((self.split.padded_tokens(x.tokens), w.n_out))  # padding rows stay zero
+        linear(self.device, a, w, first_rows(partial, a.shape[0]), fidelity=self.matmul_fidelity.of(role),
+               reports=self.r("matmul"))
+        self.residual(x.rows, self.split.reduce(s, partial))
+
     def mlp_block(self, s: Scratch, x, lw: LayerWeights) -> None:
+        from ttprefill.model.tensor_parallel_device import as_residual
         from ttprefill.ops.eltwise import silu_mul
 
-        h = self.norm(s, x, lw.post_norm, out=s.alloc(x.shape))
-        gate, up = self.linear(s, h, lw.gate_proj), self.linear(s, h, lw.up_proj)
+        x = as_residual(x)
+        h = self.block_input(s, x, lw.post_norm)
+        gate, up = self.linear(s, h, lw.gate_proj, "mlp_gate_up"), self.linear(s, h, lw.up_proj, "mlp_gate_up")
         silu_mul(self.device, gate, up, out=gate, reports=self.r("rest"))
-        self.residual(x, self.reduce(s, self.linear(s, gate, lw.down_proj)))
+        self.block_output(s, x, gate, lw.down_proj, "mlp_down")
 
     def gdn_block(self, s: Scratch, x, lw: LayerWeights, state: GdnDeviceState,
                   checkpoints: tuple[int, ...] = ()) -> "GdnCheckpointTensors | None":
@@ -336,13 +411,14 @@ class LayerRunner:
         state it leaves, a second copy), and the conv state at offset p, the pre-conv rows p - 3 .. p - 1,
         comes out of the qkv projection (ops/layout's extract_rows: every checkpoint's rows into one tensor
         by one program), so each layer's checkpoints come up in two reads."""
+        from ttprefill.model.tensor_parallel_device import as_residual
         from ttprefill.ops.gdn import allocate_scan_scratch, checkpoint_chunk_indices, layer_programs
         from ttprefill.ops.gdn.programs import LayerTensors
         from ttprefill.ops.gdn.shapes import ScanShape
         from ttprefill.ops.layout import extract_rows
 
-        cfg, w = self.config, lw.mixer
-        T = x.shape[0]
+        cfg, w, x = self.config, lw.mixer, as_residual(x)
+        T = x.tokens
         dims = cfg.gdn_dims
         inner = tuple(p for p in checkpoints if p != T)
         chunk_indices, _ = checkpoint_chunk_indices(inner, T, self.gdn_chunk)
@@ -354,9 +430,9 @@ class LayerRunner:
                 raise DeviceStackError(f"the state at the end of a chunk of {T} tokens holds conv rows from before "
                                        "it: read it with sync_to_host")
             chunk_indices.append(-(-T // self.gdn_chunk) - 1)  # the scan's last chunk: the state it leaves
-        h = self.norm(s, x, lw.input_norm, out=s.alloc(x.shape))
-        qkv, z = self.linear(s, h, w.in_qkv), self.linear(s, h, w.in_z)
-        b, a = self.linear(s, h, w.in_b), self.linear(s, h, w.in_a)
+        h = self.block_input(s, x, lw.input_norm)
+        qkv, z = self.linear(s, h, w.in_qkv, "gdn_in"), self.linear(s, h, w.in_z, "gdn_in")
+        b, a = self.linear(s, h, w.in_b, "gdn_in"), self.linear(s, h, w.in_a, "gdn_in")
         hv, C = dims.v_heads, dims.conv_channels
         scratch = allocate_scan_scratch(self.device, ScanShape.of(dims, T, self.gdn_chunk))
         s.tensors += [scratch.gate_vectors, scratch.records]
@@ -379,21 +455,22 @@ class LayerRunner:
             s.tensors.append(rows.tensor)
             kept = GdnCheckpointTensors(tuple(checkpoints), rows, t.checkpoints)
         state.swap()
-        self.residual(x, self.reduce(s, self.linear(s, t.y, w.out_proj)))
+        self.block_output(s, x, t.y, w.out_proj, "gdn_out")
         return kept
 
     def attention_block(self, s: Scratch, x, lw: LayerWeights, cache, table, context: ChunkContext,
                         rope_tables) -> None:
         """rope_tables hold the chunk's positions (context.start ..), resident or the chunk's own."""
+        from ttprefill.model.tensor_parallel_device import as_residual
         from ttprefill.ops.attention import flash_attention_program, kv_cache_write_program, plan_attention
         from ttprefill.ops.layout import merge_heads, split_heads
         from ttprefill.ops.rope import apply_rope
 
-        cfg, w = self.config, lw.mixer
-        T, p0 = x.shape[0], context.start
+        cfg, w, x = self.config, lw.mixer, as_residual(x)
+        T, p0 = x.tokens, context.start
         Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
-        h = self.norm(s, x, lw.input_norm, out=s.alloc(x.shape))
-        qkv = self.linear(s, h, w.qkv)
+        h = self.block_input(s, x, lw.input_norm)
+        qkv = self.linear(s, h, w.qkv, "attention_in")
         q = self.norm(s, qkv, w.q_norm, group_width=D, groups=Hq, group_stride=2 * D,
                       out=s.alloc((T, Hq * D)))
         k = self.norm(s, qkv, w.k_norm, group_width=D, groups=Hkv, group_stride=D, x_col0=Hq * 2 * D,
@@ -416,7 +493,26 @@ class LayerRunner:
         att.append(self.device.run(flash_attention_program(self.device, q_h, cache, table, o_h, p0=p0, sq=T,
                                                            gate=gate_h, scale=attention_scale(cfg), plan=plan)))
         o = merge_heads(self.device, o_h, s.alloc((T, Hq * D)), reports=layout)
-        self.residual(x, self.reduce(s, self.linear(s, o, w.o_proj)))
+        self.block_output(s, x, o, w.o_proj, "attention_out")
+
+    def head_input(self, s: Scratch, x, final_norm) -> tuple[object, int]:
+        """The rows the LM head reads and the last token's row among them: the final norm of the tile row that
+        holds the chunk's last token. Split by tokens, every chip normalises the tile row at that token's place
+        in its own rows and an all_gather of those tile rows hands every chip the owner's (adjacent to the LM
+        head, which reads up to the owner's)."""
+        from ttprefill.model.tensor_parallel_device import as_residual, first_rows
+
+        x = as_residual(x)
+        if not self.split.splits_tokens:
+            row0 = (x.tokens - 1) // TILE * TILE
+            h = self.norm(s, x.rows, final_norm, last_tile_row_only=True,
+                          out=s.alloc((x.tokens - row0, x.rows.shape[1])))
+            return h, x.tokens - 1 - row0
+        owner, local = self.split.last_token_home(x.tokens)
+        rows = local % TILE + 1  # of the tile row that holds the token, up to it
+        slab = s.alloc((TILE, x.rows.shape[1]))
+        self.norm(s, first_rows(x.rows, local + 1), final_norm, last_tile_row_only=True, out=first_rows(slab, rows))
+        return first_rows(self.split.gather(s, slab), owner * TILE + rows), owner * TILE + rows - 1
 
 
 class DeviceStack:
@@ -426,7 +522,8 @@ class DeviceStack:
 
     def __init__(self, config: ModelConfig, weights: dict[str, np.ndarray], device, *, num_pages: int,
                  page_tokens: int, weight_format: str, gdn_chunk: int, gdn_fidelity: MathFidelity,
-                 attention_fidelity: MathFidelity, page_format: DataFormat):
+                 attention_fidelity: MathFidelity, page_format: DataFormat, matmul_fidelity=None,
+                 tp_scheme: str | None = None):
         from ttprefill.model.tensor_parallel_device import chip_split
         from ttprefill.ops.attention import KVCache
         from ttprefill.ops.linear import ChunkedDenseWeight
@@ -437,7 +534,8 @@ class DeviceStack:
             raise DeviceStackError(f"pages of {page_tokens} tokens: the device keeps K/V in whole 32-token tiles")
         self.config, self.device = config, device
         # what one chip holds and runs; `copies`: the chips an upload writes (a per-chip tensor's bytes times it)
-        self.split = chip_split(config, device)
+        # tp_scheme: how a mesh's chips sum their partial outputs (model/tensor_parallel.py SCHEMES; None: its default)
+        self.split = chip_split(config, device, *([tp_scheme] if tp_scheme else []))
         self.chip_config, self.copies = self.split.chip_config, self.split.copies
         self.times, self.traffic, self.setup = OpTimes(), ChunkTraffic(), ChunkTraffic()
         self.rope = None
@@ -462,9 +560,17 @@ class DeviceStack:
                                 for t in self.src.tensors)
         self.setup.add("down", "weights", self.weight_bytes * self.copies)
         self.runner = LayerRunner(chip, device, gdn_chunk=gdn_chunk, gdn_fidelity=gdn_fidelity,
-                                  attention_fidelity=attention_fidelity, times=self.times, reduce=self.split.reduce)
+                                  attention_fidelity=attention_fidelity, times=self.times, split=self.split,
+                                  matmul_fidelity=matmul_fidelity)
         self._states: dict[int, tuple[ModelState, dict[int, GdnDeviceState]]] = {}  # id(state) -> its layers
         self._tables: dict[int, tuple[ModelState, object]] = {}  # id(state) -> its ResidentPageTable
+        # id(state) -> the request's next chunk's embeddings, uploaded during its current chunk (forward's
+        # next_tokens): the second input buffer
+        self._prefetched: dict[int, PrefetchedInput] = {}
+        # Host transfers beside the programs (GDN checkpoint reads finished at the chunk's end, the next chunk's
+        # embeddings uploaded ahead); False: each read blocking right after its block, no upload ahead (the same
+        # data either way, tests/test_host_overlap.py)
+        self.overlap_transfers = True
         self.page_tokens = page_tokens
         if config.attention_layers:
             try:  # every position the K/V pages can hold
@@ -513,6 +619,9 @@ class DeviceStack:
         return moved
 
     def release(self, state: ModelState) -> None:
+        ahead = self._prefetched.pop(id(state), None)
+        if ahead is not None:
+            ahead.buffer.free()
         held = self._states.pop(id(state), None)
         if held is not None:
             for d in held[1].values():
@@ -530,6 +639,8 @@ class DeviceStack:
             self.release(self._states[key][0])
         for key in list(self._tables):
             self.release(self._tables[key][0])
+        for key in list(self._prefetched):
+            self.release(self._prefetched[key].state)
         for cache in self.kv.values():
             cache.free()
         self.kv = {}
@@ -541,11 +652,13 @@ class DeviceStack:
     # ---- one chunk
     @torch.no_grad()
     def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True,
-                sync_end: bool = False):
+                sync_end: bool = False, next_tokens=None):
         """Runs one chunk and advances `state`; returns the last token's logits [vocab] (fp32 torch) when
         need_logits, else None (the LM head then does not run). sync_end: also bring the GDN states the chunk
         leaves into `state`'s host tensors (what sync_to_host does), in the same reads as the checkpoints
-        inside the chunk (a chunk shorter than the conv state reads them with sync_to_host)."""
+        inside the chunk (a chunk shorter than the conv state reads them with sync_to_host). next_tokens: the
+        request's next chunk, whose embeddings go down while this one runs (a later forward with other tokens
+        or another start drops them and uploads its own)."""
         cfg = self.config
         tokens = np.asarray(tokens, np.int64).reshape(-1)
         T = len(tokens)
@@ -564,9 +677,11 @@ class DeviceStack:
             offsets += (T,)
         state.checkpoints = {p: ModelState(p) for p in context.checkpoints}
         s = Scratch(self.device)
+        reads = PendingReads(self.device)
         try:
-            x = s.upload(self.embed[tokens], BF16)
-            self.traffic.add("down", "embeddings", x.nbytes * self.copies)
+            x = self._chunk_input(s, state, context.start, tokens)
+            if next_tokens is not None and self.overlap_transfers:
+                self._prefetch(state, context.end, next_tokens)
             table = rope = None
             if cfg.attention_layers:
                 table = self._page_table(state, context)
@@ -576,8 +691,9 @@ class DeviceStack:
                 if cfg.is_attention_layer(i):
                     self._block(self.runner.attention_block, x, lw, self.kv[i], table, context, rope)
                 else:
-                    self._block(self._gdn_block, x, lw, states[i], i, offsets, state)
+                    self._block(self._gdn_block, x, lw, states[i], i, offsets, state, s, reads)
                 self._block(self.runner.mlp_block, x, lw)
+            reads.wait()  # the host's checkpoint store needs the chunk's states
             state.num_tokens += T
             if sync_end and not end_shared:
                 self.sync_to_host(state)
@@ -586,18 +702,59 @@ class DeviceStack:
             s.free()
 
     def _gdn_block(self, s: Scratch, x, lw: LayerWeights, dev_state: GdnDeviceState, layer: int,
-                   offsets: tuple[int, ...], state: ModelState) -> None:
+                   offsets: tuple[int, ...], state: ModelState, chunk: Scratch, reads: PendingReads) -> None:
         """A GDN block; the states at the chunk's checkpoints come up into state.checkpoints, the one at its end
-        (offset T, when asked for) into `state` itself."""
+        (offset T, when asked for) into `state` itself: read beside the later blocks, their tensors held in the
+        chunk's scratch until the chunk ends (or read at once when overlap_transfers is off)."""
         kept = self.runner.gdn_block(s, x, lw, dev_state, offsets)
         if kept is None:
             return
-        start = state.num_tokens
-        for offset, (conv, rec) in self.split.download_checkpoints(self.device, kept).items():
-            checkpoint = state if offset == x.shape[0] else state.checkpoints[start + offset]
-            checkpoint.conv_states[layer] = torch.from_numpy(conv)
-            checkpoint.recurrent_states[layer] = torch.from_numpy(rec.reshape(state.recurrent_states[layer].shape))
+        start, T = state.num_tokens, x.tokens
+
+        def store() -> None:
+            for offset, (conv, rec) in self.split.download_checkpoints(self.device, kept).items():
+                checkpoint = state if offset == T else state.checkpoints[start + offset]
+                checkpoint.conv_states[layer] = torch.from_numpy(conv)
+                shape = state.recurrent_states[layer].shape
+                checkpoint.recurrent_states[layer] = torch.from_numpy(rec.reshape(shape))
+
         self.traffic.add("up", "gdn_checkpoint", kept.nbytes * self.copies)
+        if not self.overlap_transfers:
+            store()
+            return
+        held = (kept.conv_rows.tensor, kept.recurrent)
+        s.tensors = [t for t in s.tensors if not any(t is h for h in held)]  # by identity: the chunk frees them
+        chunk.tensors += held
+        reads.issue(held, store)
+
+    def _chunk_input(self, s: Scratch, state: ModelState, start: int, tokens: np.ndarray):
+        """The chunk's residual stream: the embeddings uploaded ahead for it (their buffer joins the chunk's
+        scratch), or uploaded now."""
+        ahead = self._prefetched.pop(id(state), None)
+        if ahead is not None and ahead.state is state and ahead.start == start and np.array_equal(ahead.tokens,
+                                                                                                  tokens):
+            s.tensors += ahead.buffer.tensors
+            return ahead.x
+        if ahead is not None:
+            ahead.buffer.free()
+        x = self.split.embed(s, self.embed[tokens])  # replicated, or each chip its rows (reduce_scatter)
+        self.traffic.add("down", "embeddings", x.rows.nbytes * self.copies)
+        return x
+
+    def _prefetch(self, state: ModelState, start: int, tokens) -> None:
+        """The request's next chunk's embeddings into a second input buffer, beside this chunk's programs (its
+        last reader, the chunk before this one, is done)."""
+        tokens = np.asarray(tokens, np.int64).reshape(-1)
+        if not len(tokens) or tokens.min() < 0 or tokens.max() >= self.config.vocab_size:
+            return  # nothing to upload ahead; its forward refuses bad ids
+        buffer = InputBuffer(self.device)
+        try:
+            x = self.split.embed(buffer, self.embed[tokens])
+        except Exception:
+            buffer.free()
+            raise
+        self.traffic.add("down", "embeddings", x.rows.nbytes * self.copies)
+        self._prefetched[id(state)] = PrefetchedInput(state, start, tokens, x, buffer)
 
     def _page_table(self, state: ModelState, context: ChunkContext):
         """The request's resident page table, its entries up to the chunk's last page brought up to date (only
@@ -649,15 +806,14 @@ class DeviceStack:
         from ttprefill.ops.layout import extract_row
         from ttprefill.ops.linear import linear
 
-        T = x.shape[0]
-        row0 = (T - 1) // TILE * TILE
-        h = self.runner.norm(s, x, self.final_norm, last_tile_row_only=True, out=s.alloc((T - row0, x.shape[1])))
+        h, last = self.runner.head_input(s, x, self.final_norm)
         parts = []
         for chunk in self.lm_head.chunks:
             out = s.alloc((h.shape[0], chunk.n_out))
-            linear(self.device, h, chunk, out, reports=self.runner.r("matmul"))
+            linear(self.device, h, chunk, out, fidelity=self.runner.matmul_fidelity.lm_head,
+                   reports=self.runner.r("matmul"))
             # only the last token's row comes up (bf16, row-major pages), not the tile row of 32 tokens
-            row = extract_row(self.device, out, T - 1 - row0, reports=self.runner.r("rest"))
+            row = extract_row(self.device, out, last, reports=self.runner.r("rest"))
             s.tensors.append(row.tensor)
             values, nbytes = self.split.download_row(self.device, s, row)  # on a mesh: the chips' rows gathered
             parts.append(values)
