@@ -43,6 +43,7 @@ def test_mesh_ttft_is_one_chips_share_plus_collectives(capsys):
     # the whole state crosses the PCIe once; its pages are 2 and 4 KiB, so its rate lies between those points
     assert calls_s + state / 11.462e9 < by_kind["up gdn_checkpoint"] < calls_s + state / 9.427e9
     assert two["host_transfer"]["chips_per_link"] == 2
+    assert two["by_op"]["host"] == two["host_transfer"]["exposed_s"] < two["host_transfer_s"]
     # half of every layer's matmul work per chip: well under the single chip's, not under a third of it
     assert one["by_op"]["matmul"] / 3 < two["by_op"]["matmul"] < 0.75 * one["by_op"]["matmul"]
     # two all-reduces per layer of the chunk's bf16 activations [64, hidden]; on 2 chips each must move at

@@ -21,9 +21,10 @@ the states of all of a chunk's checkpoints, inside it and at its end, in two rea
 tensor, and the conv rows of every checkpoint extracted into one tensor). The RoPE tables are resident, uploaded once for the prompt's positions: setup traffic, like the weights.
 
 Each of those transfers is timed over the card's PCIe link (device/host_link.py: bytes at the measured rate
-for its page size plus a fixed time per blocking call) and added to the TTFT as by_op["host"]: the engine's
-device stack waits on every transfer, so none hides behind device work (HOST_OVERLAP_NOTE says which could on
-a card). `device_s` is the programs' time alone.
+for its page size plus a fixed time per call) on a timeline of two resources, the device's programs and the
+link (HostLinkTimeline), in the order the device stack issues them (HOST_OVERLAP_NOTE says what overlaps).
+by_op["host"] is the host time the device waits for (`host_transfer.exposed_s`); the rest of the link's time
+is `host_transfer.hidden_s`. `device_s` is the programs' time alone.
 """
 
 from __future__ import annotations
@@ -33,15 +34,14 @@ import time
 
 TILE = 32
 
-# What of the host transfers could hide behind device work on a card, and why the engine's do not.
+# What of the host transfers hides behind device work, as the engine's device stack issues them.
 HOST_OVERLAP_NOTE = (
-    "all serial, as the engine's device stack makes them: each transfer is a blocking call (ttnn to/from_device). "
-    "The embeddings must be on the device before the chunk's first program; they could only hide behind the "
-    "previous chunk's programs with a second input buffer, which the stack does not keep. The GDN states at a "
-    "checkpoint inside a chunk are read right after their layer's GDN block, from the block's scratch, which the "
-    "next block reuses, so they cannot overlap; the state at a chunk's end comes up in the same two reads "
-    "(the scan writes a copy of it into the checkpoint tensor, its conv rows join the others). The logits row "
-    "ends the prompt.")
+    "transfers on a second command queue, beside the programs: a GDN layer's two checkpoint reads start when its "
+    "GDN block is done (the stack holds the chunk's checkpoint tensors until its end) and the chunk's end waits for "
+    "whatever of them is still in flight (the host's checkpoint store); the next chunk's embeddings go down into a "
+    "second input buffer at the start of the chunk before it and its first program waits for them. The first "
+    "chunk's embeddings and the logits row (which ends the prompt) are waited for at once. One link: transfers "
+    "queue behind each other; the PCIe and DRAM traffic a read adds to the programs' is not modeled.")
 
 
 def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
@@ -53,10 +53,28 @@ def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
     return tuple((nbytes, page_size, 1) for nbytes, page_size in kept.reads)
 
 
+def _merged(transfers) -> list[dict]:
+    """The transfers as JSON, those of the same kind, direction, page size and path summed (bytes and calls)."""
+    merged: dict[tuple, dict] = {}
+    for t in transfers:
+        key = (t.kind, t.direction, t.page_size, t.gathered)
+        entry = merged.setdefault(key, {**vars(t), "nbytes": 0, "calls": 0})
+        entry["nbytes"] += t.nbytes
+        entry["calls"] += t.calls
+    return list(merged.values())
+
+
 def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | None = None,
-               costs: str | None = None, options=None, config=None) -> dict:
+               costs: str | None = None, options=None, config=None, chips: int = 1, layer_collectives_s=None,
+               head_collectives_s: float = 0.0, split=None) -> dict:
     """`config` (a ModelConfig) replaces the preset's shapes, e.g. one chip's share of a tensor-parallel split;
-    `model` then only names it."""
+    `model` then only names it. On a mesh (bench/ttft_mesh.py) `chips` sets the host links' load, and the
+    collectives join the device's timeline (the host link runs beside them too): layer_collectives_s(T) gives
+    each layer's (after its mixer, after its MLP) seconds at a chunk of T tokens, head_collectives_s the
+    logits gather's. Neither is in `device_s` or `ttft_s` here: the caller adds them. `split`
+    (tensor_parallel_device.CollectiveShapes) gives the chip's programs the shapes of the mesh's collective
+    scheme: under "reduce_scatter" the chip's residual rows (norms, adds, its share of the embeddings) and the
+    gathered rows its projections read."""
     import numpy as np
 
     from ttprefill.device.program import DataFormat
@@ -75,12 +93,13 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         layer_weights,
     )
     from ttprefill.model.stack import ChunkContext
+    from ttprefill.model.tensor_parallel_device import OneChip, Residual
     from ttprefill.ops.attention import KVCache, ResidentPageTable
     from ttprefill.ops.layout import extract_row
     from ttprefill.ops.linear import ChunkedDenseWeight, linear
     from ttprefill.ops.rope import RopeTables
     from ttprefill.cache.checkpoints import CheckpointPolicy
-    from ttprefill.device.host_link import HostTransfer, host_link_times
+    from ttprefill.device.host_link import HostLinkTimeline, HostTransfer
     from ttprefill.options import EngineOptions
     from ttprefill.scheduler import lone_request_chunks
 
@@ -117,14 +136,18 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         device.allocate((dims.v_heads * dims.key_dim, dims.value_dim), FP32),
         device.allocate((dims.v_heads * dims.key_dim, dims.value_dim), FP32))
 
+    split = split if split is not None else OneChip(config)
+
     def runner(times):
         return LayerRunner(config, device, gdn_chunk=o.gdn_chunk, gdn_fidelity=o.gdn_fidelity,
-                           attention_fidelity=o.attention_fidelity, times=times)
+                           attention_fidelity=o.attention_fidelity, times=times, matmul_fidelity=o.matmul_fidelity,
+                           split=split)
 
     n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
     total = OpTimes()
-    per_shape: dict[tuple, tuple[OpTimes, tuple]] = {}  # (length, offsets) -> one GDN layer + MLP, its checkpoint reads
-    transfers = []  # every host transfer of the prompt, in the order the engine makes them (HostTransfer)
+    # (length, offsets) -> one GDN block, its MLP, its checkpoint reads
+    per_shape: dict[tuple, tuple[OpTimes, OpTimes, tuple]] = {}
+    link = HostLinkTimeline(costs, chips)  # every host transfer, in the order the engine makes them, beside the programs
     down = {"embeddings": 0}
     rope = RopeTables.upload(device, np.arange(-(-seq // TILE) * TILE), config.rotary_dim, config.rope_theta)
     setup_down = {"rope_tables": rope.nbytes}
@@ -133,7 +156,8 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     checkpoints = CheckpointPolicy(o.checkpoint_every_blocks).positions(seq, 0, o.block_tokens)
     plan = lone_request_chunks(seq, 0, checkpoints, max_chunk_tokens=o.chunk_tokens,
                                token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
-    for chunk in plan:
+    embedding_uploads = {}  # chunk index -> its embeddings' handle on the link
+    for n, chunk in enumerate(plan):
         start, T = chunk.start, chunk.num_tokens
         at_end = chunk.end in chunk.checkpoints
         # the engine brings a chunk's end state up with its inner checkpoints (DeviceStack.forward's sync_end)
@@ -141,36 +165,54 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         offsets = tuple(p - start for p in chunk.inner_checkpoints) + ((T,) if end_shared else ())
         s = Scratch(device)
         try:
-            x = s.alloc((T, config.hidden_size))
-            down["embeddings"] += x.nbytes
-            transfers.append(HostTransfer("embeddings", "down", x.nbytes, x.page_size))
+            x = Residual(s.alloc((split.residual_rows(T), config.hidden_size)), T)  # the chip's rows
+            down["embeddings"] += x.rows.nbytes
+            if n == 0:  # nothing runs before the first chunk to hide its embeddings behind
+                embedding_uploads[n] = link.issue(HostTransfer("embeddings", "down", x.rows.nbytes, x.rows.page_size))
+            link.wait([embedding_uploads.pop(n)])  # the chunk's first program needs its input
+            if n + 1 < len(plan):  # the next chunk's, into the second input buffer (its last reader is done)
+                nbytes = split.residual_rows(plan[n + 1].num_tokens) * config.hidden_size * 2  # bf16 tiles, as x
+                embedding_uploads[n + 1] = link.issue(HostTransfer("embeddings", "down", nbytes, x.rows.page_size))
             once = OpTimes()  # per chunk, not per layer: the page table update
             table.sync(range(pages), -(-(start + T) // o.block_tokens), reports=runner(once).r("rest"))
+            link.compute(once.total_s)
             if (T, offsets) not in per_shape:
-                times = OpTimes()
-                r = runner(times)
-                kept = r.gdn_block(s, x, gdn_w, state, offsets)
-                r.mlp_block(s, x, gdn_w)
-                per_shape[T, offsets] = (times, _inner_checkpoint_reads(kept))
-            layer_times, inner_reads = per_shape[T, offsets]
-            # per GDN layer, right after its block: the states at the chunk's checkpoints (its end's among them);
-            # a chunk too short to hold the conv rows reads its end state tensors after the chunk (sync_to_host)
-            end_reads = ((state.conv.nbytes, state.conv.page_size), (state.rec.nbytes, state.rec.page_size))
-            late = tuple((b, p, 1) for b, p in end_reads) if at_end and not end_shared else ()
-            for nbytes, page_size, calls in inner_reads + late:
-                transfers.append(HostTransfer("gdn_checkpoint", "up", n_gdn * nbytes, page_size, n_gdn * calls))
-                checkpoint_up += n_gdn * nbytes
+                gdn_t, mlp_t = OpTimes(), OpTimes()
+                kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, offsets)
+                runner(mlp_t).mlp_block(s, x, gdn_w)
+                per_shape[T, offsets] = (gdn_t, mlp_t, _inner_checkpoint_reads(kept))
+            gdn_t, mlp_t, inner_reads = per_shape[T, offsets]
             attn = OpTimes()
             r = runner(attn)
             r.attention_block(s, x, attn_w, cache, table.tensor, ChunkContext(start, T, tuple(range(pages))), rope)
             r.mlp_block(s, x, attn_w)
             attention_runs += 1
+            collectives = layer_collectives_s(T) if layer_collectives_s else [(0.0, 0.0)] * config.num_layers
+            reads = []  # this chunk's checkpoint reads in flight
+            for i in range(config.num_layers):
+                after_mixer, after_mlp = collectives[i]
+                if config.is_attention_layer(i):
+                    link.compute(attn.total_s + after_mixer + after_mlp)
+                    continue
+                link.compute(gdn_t.total_s + after_mixer)
+                # right after its block: the states at the chunk's checkpoints (its end's among them)
+                for nbytes, page_size, calls in inner_reads:
+                    reads.append(link.issue(HostTransfer("gdn_checkpoint", "up", nbytes, page_size, calls)))
+                    checkpoint_up += nbytes
+                link.compute(mlp_t.total_s + after_mlp)
+            link.wait(reads)  # the host's checkpoint store at the chunk's end
+            if at_end and not end_shared:
+                # a chunk too short to hold the conv rows reads its end state tensors after it (sync_to_host)
+                for t in (state.conv, state.rec):
+                    link.blocking(HostTransfer("gdn_checkpoint", "up", n_gdn * t.nbytes, t.page_size, n_gdn))
+                    checkpoint_up += n_gdn * t.nbytes
             chunk_s = 0.0
             for kind in OP_KINDS:
-                add = n_gdn * layer_times.seconds[kind] + n_attn * attn.seconds[kind] + once.seconds[kind]
+                per_gdn = gdn_t.seconds[kind] + mlp_t.seconds[kind]
+                add = n_gdn * per_gdn + n_attn * attn.seconds[kind] + once.seconds[kind]
                 total.seconds[kind] += add
-                total.programs[kind] += (n_gdn * layer_times.programs[kind] + n_attn * attn.programs[kind]
-                                         + once.programs[kind])
+                total.programs[kind] += (n_gdn * (gdn_t.programs[kind] + mlp_t.programs[kind])
+                                         + n_attn * attn.programs[kind] + once.programs[kind])
                 chunk_s += add
             chunks.append({"start": start, "tokens": T, "checkpoints": list(chunk.checkpoints),
                            "modeled_s": chunk_s})
@@ -182,32 +224,35 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         last = OpTimes()
         r = runner(last)
         last_tokens = chunks[-1]["tokens"]
-        rows = last_tokens - (last_tokens - 1) // TILE * TILE  # the tile row holding the last token
-        x = s.alloc((last_tokens, config.hidden_size))
-        h = r.norm(s, x, final_norm, last_tile_row_only=True, out=s.alloc((rows, config.hidden_size)))
-        logits_up = 0
+        x = Residual(s.alloc((split.residual_rows(last_tokens), config.hidden_size)), last_tokens)
+        h, last_row = r.head_input(s, x, final_norm)  # the tile row of the last token (and its gather)
+        logits_up, rows_up = 0, []
         for w in lm_head.chunks:
             out = s.alloc((h.shape[0], w.n_out))
-            linear(device, h, w, out, reports=r.r("matmul"))
-            row = extract_row(device, out, rows - 1, reports=r.r("rest"))
+            linear(device, h, w, out, fidelity=o.matmul_fidelity.lm_head, reports=r.r("matmul"))
+            row = extract_row(device, out, last_row, reports=r.r("rest"))
             s.tensors.append(row.tensor)
             logits_up += row.nbytes
-            transfers.append(HostTransfer("logits", "up", row.nbytes, row.tensor.page_size, gathered=True))
+            rows_up.append(HostTransfer("logits", "up", row.nbytes, row.tensor.page_size, gathered=True))
+        link.compute(last.total_s + head_collectives_s)
+        for t in rows_up:  # the prompt's end waits for each
+            link.blocking(t)
         for kind in OP_KINDS:
             total.seconds[kind] += last.seconds[kind]
             total.programs[kind] += last.programs[kind]
         chunks[-1]["modeled_s"] += last.total_s
     finally:
         s.free()
-    host = host_link_times(transfers, costs)
+    host = link.finish()
     by_op = dict(total.seconds)
-    by_op["host"] = host["seconds"]  # every transfer waited on: none hides behind device work (HOST_OVERLAP_NOTE)
+    by_op["host"] = host["exposed_s"]  # what the device waited for; the rest ran beside programs (HOST_OVERLAP_NOTE)
     wall = time.perf_counter() - t_start
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.chunk_tokens,
+        "matmul_fidelity": o.matmul_fidelity.describe(),
         "costs": costs, "model_version": model_version(), "timing_only": True,
-        "ttft_s": total.total_s + host["seconds"],
+        "ttft_s": total.total_s + host["exposed_s"],
         "device_s": total.total_s,
         "by_op": by_op,
         "programs_per_prefill": dict(total.programs),
@@ -218,8 +263,8 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
             "checkpoints": len(checkpoints), "setup_bytes_down_by_kind": setup_down,
         },
         "host_transfer_s": host["seconds"],
-        "host_transfer": {**host, "hidden_s": 0.0, "overlap": HOST_OVERLAP_NOTE},
-        "host_transfers": [vars(t) for t in transfers],
+        "host_transfer": {**host, "overlap": HOST_OVERLAP_NOTE},
+        "host_transfers": _merged(link.transfers),
         "simulated": {"gdn_layer_and_mlp_runs": len(per_shape), "attention_layer_and_mlp_runs": attention_runs,
                       "lm_head_runs": 1},
         "sim_wall_s": round(wall, 1), "max_rss_mb": round(rss_mb),
@@ -227,7 +272,7 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
                  "distinct shape simulated once and reused for identical layers: one GDN layer per distinct "
                  "chunk length and checkpoint offsets, and one attention layer per chunk (its prefix grows), counted for every layer of "
                  f"their kind ({n_gdn} GDN, {n_attn} attention); host transfers timed by the PCIe model "
-                 "(device/host_link.py), all serial as the engine waits on each; host-side scheduling and the "
+                 "(device/host_link.py) beside the programs, as the engine issues them; host-side scheduling and the "
                  "one-time uploads (weights, RoPE tables) not included"),
     }
 
@@ -235,14 +280,16 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
 def format_ttft(result: dict) -> str:
     t = result["host_traffic"]
     lines = [f"{result['model']}, {result['seq']} tokens in chunks of {result['chunk_tokens']}, "
-             f"{result['weight_format']} weights, timing model {result['model_version']} ({result['costs']}):",
+             f"{result['weight_format']} weights at {result['matmul_fidelity']}, timing model {result['model_version']} "
+             f"({result['costs']}):",
              f"  modeled TTFT {result['ttft_s'] * 1e3:.1f} ms"]
     for kind, s in result["by_op"].items():
         programs = result["programs_per_prefill"].get(kind)
-        what = f"{programs} programs" if programs is not None else "transfers, not hidden"
+        what = f"{programs} programs" if programs is not None else "transfers waited for"
         lines.append(f"    {kind:10s} {s * 1e3:9.1f} ms  ({what})")
     for kind, s in result["host_transfer"]["seconds_by_kind"].items():
         lines.append(f"      {kind:20s} {s * 1e3:9.1f} ms")
+    lines.append(f"      {'hidden behind programs':20s} {result['host_transfer']['hidden_s'] * 1e3:9.1f} ms")
     lines.append(f"  host traffic: {t['host_bytes_down'] / 1e6:.1f} MB down, {t['host_bytes_up'] / 1e6:.2f} MB up, "
                  f"{t['checkpoint_bytes_up'] / 1e6:.1f} MB of checkpoints up ({t['checkpoints']})")
     lines.append(f"  simulator wall {result['sim_wall_s']} s, max RSS {result['max_rss_mb']} MB")
