@@ -17,9 +17,26 @@ Roles (LayerRunner.linear's second argument):
     attention_out  attention o_proj (K = q heads x head dim, or its share on a mesh)
     lm_head        the LM head on the last token's tile row
 
-Defaults: measured by `scripts/fidelity_accuracy` (simulated matmuls and the tiny model's last-token
-logits against fp64 and transformers) and set against what tt-metal ships for the same projections
-(README "Projection fidelity" has both).
+Defaults: the attention projections at LoFi, every other projection at HiFi2. Chosen by the measured
+accuracy (`scripts/fidelity_accuracy`, simulated numerics against fp64) and by what tt-metal ships:
+  * one projection (64 tokens, realistic inputs, bfp8 weights; module ttprefill/bench/fidelity_accuracy.py):
+    LoFi doubles the error of HiFi2 at every 9B K (4096, 12288 and the n300 shares 2048, 6144): rel RMS
+    0.023-0.026 against 0.011-0.016 (PCC 0.99980-0.99985 against 0.99988-0.99994); HiFi4 gains under 0.001
+    on HiFi2. bfp4 weights cost rel RMS 0.13 (PCC 0.991) at any fidelity.
+  * end to end, the tiny model's last-token logits (150 tokens) against transformers in fp64, rel RMS: all
+    HiFi2 0.0145, HiFi4 0.0130; LoFi on the attention projections 0.0147, on the MLP down 0.0183, on the MLP
+    gate/up 0.0246, on the GDN in/out 0.0241, on the whole MLP 0.0278, everywhere 0.0385 (tests hold the
+    device to 0.03). Only the attention projections take LoFi at no measurable cost.
+  * tt-metal's Qwen3.5 demo on Wormhole (models/demos/blackhole/qwen36/tt): the attention QKV and wo
+    prefill matmuls at LoFi with bfp8 weights (tp_common.py, COMPUTE_LOFI_NO_FP32_ACC: "qkv 2048x4096x5120
+    HiFi2 1007.8us pcc=0.99992 -> LoFi 887.3us pcc=0.99985", wo 0.99987 -> 0.99981, the simulator's
+    0.99993 -> 0.99984 above); the GDN in/out projections stay HiFi2 (gdn/tp.py: LoFi measured and
+    rejected, the error compounding in the recurrent state); the MLP runs LoFi with bfp4 gate/up and bfp8
+    down weights and fp32 DST (mlp.py), a trade tt-transformers also makes in its "performance" setting
+    (model_config.py ModelOptimizations.performance: FF1/FF3 bfp4 LoFi) but not its default (bfp8, HiFi2)
+    or "accuracy" setting.
+LoFi on the whole MLP would cut 9B's modeled matmul time at 32k on an n300 from 2.70 to about 2.2 s but
+doubles the end-to-end error (above): the option stays, `--matmul-fidelity mlp_gate_up=LoFi,mlp_down=LoFi`.
 """
 
 from __future__ import annotations
@@ -41,8 +58,8 @@ class ProjectionFidelity:
     mlp_down: MathFidelity = MathFidelity.HiFi2
     gdn_in: MathFidelity = MathFidelity.HiFi2
     gdn_out: MathFidelity = MathFidelity.HiFi2
-    attention_in: MathFidelity = MathFidelity.HiFi2
-    attention_out: MathFidelity = MathFidelity.HiFi2
+    attention_in: MathFidelity = MathFidelity.LoFi
+    attention_out: MathFidelity = MathFidelity.LoFi
     lm_head: MathFidelity = MathFidelity.HiFi2
 
     def __post_init__(self):
