@@ -63,6 +63,16 @@ _positive_int = _int_at_least(1)
 _non_negative_int = _int_at_least(0)
 
 
+def _add_scheme(parser) -> None:
+    from ttprefill.model.tensor_parallel import SCHEMES
+    from ttprefill.options import EngineOptions
+
+    parser.add_argument("--scheme", default=None, choices=SCHEMES,
+                        help="--mesh: how the chips sum the row-parallel projections: all_reduce (the residual "
+                             "stream replicated) or reduce_scatter (split by tokens, an all_gather before each "
+                             f"block); default {EngineOptions.tp_scheme}")
+
+
 def _mesh_shape(text: str) -> tuple[int, int]:
     """'RxC' (e.g. 1x2 for an n300, 2x4 or 1x8 for a T3000) -> (R, C)."""
     parts = text.lower().split("x")
@@ -120,7 +130,8 @@ def bench_arguments(args):
     if args.what == "ttft":
         return bench.TtftBenchArgs(model=args.model or "qwen3.5-9b", seq=args.seq or 8192,
                                    weight_format=args.format, chunk=args.chunk, device=device, mesh=args.mesh,
-                                   topology=args.topology)
+                                   topology=args.topology, matmul_fidelity=args.matmul_fidelity,
+                                   scheme=args.scheme, fused_collectives=args.fused_collectives)
     if args.what in ("engine", "checkpoints"):
         return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, device=device)
     return bench.CalibrationBenchArgs(device=device)
@@ -194,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
                          help="split the model tensor-parallel over ROWSxCOLS simulated chips (1x2 n300; 2x4 or 1x8 "
                               "T3000); default 1x1, one chip")
+    _add_scheme(prefill)
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 
@@ -205,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ttft: a tensor-parallel split over ROWSxCOLS chips (1x2 n300; 2x4 or 1x8 T3000)")
     bench.add_argument("--topology", default="line", choices=["line", "ring"],
                        help="ttft --mesh: how the collectives run (ring where the wiring closes one, e.g. 1x8)")
+    _add_scheme(bench)
+    bench.add_argument("--fused-collectives", default="none", choices=["none", "fused", "faster"],
+                       help="ttft --mesh --scheme reduce_scatter: time each matmul + collective pair as ttnn's fused "
+                            "ops (all_gather_matmul_async, matmul_reduce_scatter_async; a 1-D mesh, the residual split "
+                            "by features as they require): 'fused' wherever ttnn runs them on the mesh, 'faster' each "
+                            "pair the faster way; default none, what the card path runs")
     _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seq", type=_positive_int, default=None)
@@ -222,6 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--size", type=_positive_int, default=None, help="matmul: M = K = N (a multiple of 32)")
     bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages; ttft: weight matrices")
     bench.add_argument("--fidelity", default=None, choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"])
+    bench.add_argument("--matmul-fidelity", default=None, metavar="SPEC",
+                       help="ttft: the projections' math fidelity, one for all (e.g. LoFi) or role=fidelity pairs "
+                            "over the engine's defaults (roles mlp_gate_up, mlp_down, gdn_in, gdn_out, attention_in, "
+                            "attention_out, lm_head)")
     bench.add_argument("--trace", default=None, help="write a Chrome/Perfetto trace of the run to this file")
     bench.add_argument("--peer", action="store_true",
                        help="attention, gdn: also run tt-metal's own kernel for the same shape (sdpa, "

@@ -57,12 +57,23 @@ def run(what: str, args) -> dict:
                              "--backend sim)")
         from ttprefill.options import EngineOptions
 
+        from ttprefill.ops.linear.fidelity import ProjectionFidelity
+
         options = EngineOptions() if args.chunk is None else EngineOptions(chunk_tokens=args.chunk)
+        if args.matmul_fidelity is not None:
+            from dataclasses import replace
+
+            options = replace(options, matmul_fidelity=ProjectionFidelity.parse(args.matmul_fidelity,
+                                                                                options.matmul_fidelity))
+        if args.scheme is not None:
+            from dataclasses import replace
+
+            options = replace(options, tp_scheme=args.scheme)
         if args.mesh != (1, 1):
             from .ttft_mesh import mesh_ttft_bench
 
             return mesh_ttft_bench(args.model, args.seq, args.mesh, args.topology, args.weight_format,
-                                   args.device.costs, options)
+                                   args.device.costs, options, fused_collectives=args.fused_collectives)
         return ttft_bench(args.model, args.seq, args.weight_format, args.device.costs, options)
     if what == "calibration":
         from ttprefill.calibration import bench_calibration

@@ -75,6 +75,12 @@ class TtftBenchArgs:
     chunk: int | None = None  # tokens per device chunk (None: EngineOptions.chunk_tokens)
     mesh: tuple[int, int] = (1, 1)  # chips (rows, cols): > 1 chip times a tensor-parallel split (bench/ttft_mesh.py)
     topology: str = "line"  # the mesh's collectives: "line", or "ring" where the wiring closes one
+    # the projections' math fidelity: "LoFi" (all) or "role=Fidelity,..." over EngineOptions' (ops/linear/fidelity.py)
+    matmul_fidelity: str | None = None
+    scheme: str | None = None  # the mesh's collective scheme (None: EngineOptions.tp_scheme)
+    # the matmul + collective pairs as ttnn's fused ops: "none" (what the card runs), "fused", "faster"
+    # (bench/fused_pairs.py FUSED_MODES)
+    fused_collectives: str = "none"
 
 
 @dataclass(frozen=True)
