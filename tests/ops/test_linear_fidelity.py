@@ -124,3 +124,22 @@ def test_the_device_stack_runs_every_projection_at_its_roles_fidelity(monkeypatc
     assert {want[w] for w, _ in calls} == set(ROLES)  # every role ran, and only the stack's weights
     assert all(fid is chosen.of(want[w]) for w, fid in calls)
 
+
+
+def test_bench_ttft_times_the_projections_at_the_setting_asked_for():
+    from ttprefill import bench
+
+    def run(spec):
+        args = bench.TtftBenchArgs(model="tiny", seq=128, matmul_fidelity=spec,
+                                   device=bench.DeviceChoice(timing_only=True))
+        return bench.run("ttft", args)
+
+    hifi4, lofi = run("HiFi4"), run("LoFi")
+    assert (hifi4["matmul_fidelity"], lofi["matmul_fidelity"]) == ("HiFi4", "LoFi")
+    # a quarter of the matrix unit's passes: the projections take less modeled time, nothing else changes
+    assert lofi["by_op"]["matmul"] < hifi4["by_op"]["matmul"]
+    assert all(lofi["by_op"][k] == hifi4["by_op"][k] for k in ("attention", "gdn", "norms", "rest"))
+    default = run(None)
+    assert default["matmul_fidelity"] == EngineOptions().matmul_fidelity.describe()
+    with pytest.raises(FidelitySpecError, match="role=fidelity"):
+        run("mlp=LoFi")
