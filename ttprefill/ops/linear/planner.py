@@ -39,8 +39,8 @@ K_BLOCK_WIDTHS = (4, 2, 1)  # in order of preference (see above)
 # Half of DST per acquire (the packer drains one half while math fills the other): 8 bf16 or 4 fp32 tiles,
 # as the simulator enforces (sim/src/compute.cpp, require_dst_index) and tt-metal's sub-block choice assumes.
 DST_TILES_BF16, DST_TILES_FP32 = 8, 4
-# Fidelity of the projections unless a caller asks otherwise. HiFi2 is what tt-transformers' prefill
-# projections use for bf16 and bfp8 weights; the tests state the accuracy it reaches (tests/ops).
+# The dense op's fidelity when a caller names none: HiFi2, tt-transformers' default for its prefill projections
+# with bf16 and bfp8 weights. The engine names one per projection (ops/linear/fidelity.py, ProjectionFidelity).
 DEFAULT_FIDELITY = MathFidelity.HiFi2
 
 
