@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from ttprefill.device.mesh_timing import fused_matmul_grid
 from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
+from ttprefill.ops.linear.planner import DST_TILES_BF16 as DST_TILES
+from ttprefill.ops.linear.planner import K_BLOCK_WIDTHS
+from ttprefill.ops.linear.shapes import TILE
 
-TILE = 32
-# the matmul's accumulation in DST: 8 bf16 tiles a half (ops/linear/planner.py)
-DST_TILES = 8
-K_BLOCK_WIDTHS = (4, 2, 1)
+# the collective's global semaphores: the gather's two (one a direction), the reduce-scatter's three (the ring
+# needs three; ttnn's validation asks for at least that many on a ring, one on a line)
 AG_SEMAPHORES, RS_SEMAPHORES = 2, 3
 
 
