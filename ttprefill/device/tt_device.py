@@ -659,16 +659,32 @@ class TTDevice:
             out.append(out[0])
         return out
 
-    def _program_tensor(self, program: Program, name: str, t) -> TTTensor:
-        """The card tensor a program names: a TTTensor of this card, or the one a view of its first rows stands
-        for (a DeviceTensor at its address, of its format and width, with no more rows: the device stack's
-        first_rows views). A 2-D tensor's first rows are its first pages, so a program addressing the view's
-        pages reaches them through the whole tensor's buffer."""
-        if isinstance(t, TTTensor) and t.device is self:
-            return t
+    def view_rows(self, tensor, rows: int) -> DeviceTensor:
+        """The first `rows` rows of a 2-D tensor of this card (or of a view of one), as a view at its address (no
+        copy): a program that names the view runs on the tensor it views (_program_tensor). The tensor keeps
+        ownership: free it, not the view."""
+        owner = self._viewed(tensor)
+        if owner is None or len(tensor.shape) != 2 or not 0 < rows <= tensor.shape[0]:
+            raise ValueError(f"cannot view the first {rows} rows of a {list(tensor.shape)} tensor: views are of the "
+                             "first rows of a live 2-D tensor of this card")
+        return DeviceTensor((rows, tensor.shape[1]), tensor.data_format, tensor.address, self)
+
+    def _viewed(self, t) -> TTTensor | None:
+        """The card tensor `t` is or views: a TTTensor of this card, or the one a view of its first rows stands
+        for (a DeviceTensor at its address, of its format and width, with no more rows). A 2-D tensor's first
+        rows are its first pages, so whatever addresses the view's pages reaches them in the whole tensor."""
+        if isinstance(t, TTTensor):
+            return t if t.device is self and not t.freed else None
         owner = self._by_address.get(t.address) if isinstance(t, DeviceTensor) and t.device is self else None
         if (owner is None or owner.freed or owner.data_format is not t.data_format or len(t.shape) != 2
                 or len(owner.shape) != 2 or t.shape[1] != owner.shape[1] or t.shape[0] > owner.shape[0]):
+            return None
+        return owner
+
+    def _program_tensor(self, program: Program, name: str, t) -> TTTensor:
+        """The card tensor a program names (itself, or the one a view of its first rows stands for)."""
+        owner = self._viewed(t)
+        if owner is None:
             raise ValueError(f"{program.name}: tensor {name!r} is not a tensor on this card (nor a view of the first "
                              "rows of one)")
         return owner

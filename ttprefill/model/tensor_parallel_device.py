@@ -88,6 +88,8 @@ def first_rows(tensor, rows: int):
     shape = (rows, tensor.shape[1])
     shards = getattr(tensor, "shards", None)
     if shards is None:
+        if hasattr(tensor.device, "view_rows"):  # a card: its tensors are ttnn handles, the card makes the view
+            return tensor.device.view_rows(tensor, rows)
         if type(tensor) is not DeviceTensor:  # a card's tensor is a ttnn handle, not an address alone
             raise TensorParallelError(
                 f"a {type(tensor).__name__} gives no view of its first {rows} rows, which a chunk the reduce_scatter "

@@ -7,8 +7,8 @@ CardBridge stands where TTDevice would in the client: every method call and attr
 server, which makes it on a real TTDevice (on ttnn's mock cluster in the tests) and sends back the result or
 the exception. Tensors cross as handles: the server keeps each TTTensor, the client holds a BridgeTensor with
 the same shape, format, DRAM address, placements and TensorAccessorArgs, and a Program that names
-BridgeTensors is rebuilt on the server around the TTTensors they stand for (a plain DeviceTensor the client
-made on the bridge, a view of a tensor's rows, crosses as its description, for TTDevice to resolve). Arrays cross as raw bytes (the two
+BridgeTensors is rebuilt on the server around the TTTensors they stand for (a plain DeviceTensor on the
+bridge, a view of a tensor's rows from TTDevice.view_rows, crosses either way as its description). Arrays cross as raw bytes (the two
 environments' numpy versions pickle arrays differently).
 
     python card_bridge.py READ_FD WRITE_FD ROWSxCOLS TOPOLOGY     (the server; CardBridge starts it)
@@ -108,6 +108,8 @@ class _Server:
         self.tensors: dict[int, object] = {}  # handle -> TTTensor
 
     def tensor_id(self, obj):
+        if isinstance(obj, DeviceTensor) and type(obj) is DeviceTensor and obj.device is self.device:
+            return ("view", obj.shape, int(obj.data_format), obj.address)  # a view of a tensor's rows
         if not isinstance(obj, self._tensor_type):
             return None
         handle = id(obj)
@@ -223,6 +225,9 @@ class CardBridge:
         return None
 
     def _load_tensor(self, pid):
+        if pid[0] == "view":
+            _, shape, fmt, address = pid
+            return DeviceTensor(tuple(shape), DataFormat(fmt), address, self)
         _, handle, shape, fmt, address, placements, accessor, freed = pid
         t = self._tensors.get(handle)
         if t is None or t.freed:
@@ -300,7 +305,7 @@ def _forward(name: str):
 # methods of the class so that callers (and the tests' counters) see them like TTDevice's own.
 FORWARDED = ("allocate", "upload", "write", "download", "download_shards", "read_pages", "write_pages",
              "write_shard", "read_shard_pages", "run", "run_per_chip", "all_gather", "reduce_scatter", "all_reduce",
-             "worker_noc_coord")
+             "worker_noc_coord", "view_rows")
 for _name in FORWARDED:
     setattr(CardBridge, _name, _forward(_name))
 

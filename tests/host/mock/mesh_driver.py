@@ -125,7 +125,7 @@ def _shards(dev: TTDevice) -> dict:
     except ValueError as e:
         out["chip_outside"] = str(e)
     dst = dev.allocate((64, 96), BF16)
-    view = DeviceTensor((40, 96), BF16, dst.address, dev)  # its first 40 rows: the first 2 tile rows' pages
+    view = dev.view_rows(dst, 40)  # its first 40 rows: the first 2 tile rows' pages
     dev.run(_copy_program(t, view, view.num_pages))
     out["view_program"] = {"dispatched": True, "pages": view.num_pages}
     try:

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,20 +169,23 @@ def test_the_collectives_are_the_simulators_and_one_all_reduce_per_row_parallel_
     assert runs["tt"]["result"]["collectives"]["bytes_per_chip"] == runs["sim"]["result"]["collectives"]["bytes_per_chip"]
 
 
-def _expected_weights(case: Case) -> list[list[int]]:
-    """Each chip's share of every resident weight, in the order the stack makes them (k_in x n_out matrices,
-    norms and per-head vectors as 32-row tiles)."""
+def _expected_weights(case: Case) -> Counter:
+    """Each chip's share of the resident weights whose shape the split fixes (k_in x n_out matrices), counted:
+    per GDN layer in_proj_qkv (the chip's q, k and v channels), out_proj and the conv taps; per attention layer
+    the fused q|k|v projection and o_proj; per layer the MLP's gate, up and down; the LM head. (Norms, per-head
+    vectors and how the GDN z / b / a projections are laid out are the stack's choice, checked against the
+    simulator's only.)"""
     c, H, D = _per_chip(case), case.hidden, case.head_dim
-    conv = 2 * c["qk"] * D + c["v"] * D  # q, k and v channels of the chip's heads
-    out = []
+    conv = 2 * c["qk"] * D + c["v"] * D
+    out = Counter()
     for layer in range(case.layers):
         if layer in case.attention_layers:
-            out += [[H, c["q"] * 2 * D + 2 * c["kv"] * D], [TILE, D], [TILE, D], [c["q"] * D, H]]
+            out.update([(H, c["q"] * 2 * D + 2 * c["kv"] * D), (c["q"] * D, H)])
         else:
-            out += [[H, conv], [H, c["v"] * D], [H, c["v"]], [H, c["v"]], [c["v"] * D, H],
-                    [4 * TILE, conv], [TILE, c["v"]], [TILE, c["v"]], [TILE, D]]
-        out += [[TILE, H], [TILE, H], [H, c["ffn"]], [H, c["ffn"]], [c["ffn"], H]]
-    return out + [[TILE, H], [H, c["vocab"]]]
+            out.update([(H, conv), (c["v"] * D, H), (4 * TILE, conv)])
+        out.update([(H, c["ffn"]), (H, c["ffn"]), (c["ffn"], H)])
+    out.update([(H, c["vocab"])])
+    return out
 
 
 def test_ttnn_reports_the_plans_shard_shape_on_every_chip(runs):
@@ -189,7 +193,9 @@ def test_ttnn_reports_the_plans_shard_shape_on_every_chip(runs):
     tt, sim = runs["tt"]["held"], runs["sim"]["held"]
     assert tt == sim
     weights, pools = tt[:-2], tt[-2:]
-    assert weights == [[shape] * case.chips for shape in _expected_weights(case)]
+    assert all(shapes == [shapes[0]] * case.chips for shapes in tt)  # every chip holds the same shape
+    held = Counter(tuple(shapes[0]) for shapes in weights)
+    assert not _expected_weights(case) - held  # every one the split fixes is there, as often
     pages = pools[0][0][0]
     kv = _per_chip(case)["kv"]
     assert pools == [[[pages, kv, BLOCK, case.head_dim]] * case.chips] * 2  # each chip's kv heads of every page
