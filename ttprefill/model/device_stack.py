@@ -6,13 +6,16 @@
                                            its last token's row extracted on the device (ops/layout) comes up
 
 Per layer, in programs:
-    GDN        rms_norm, in_proj_qkv / z / b / a (linear), the GDN layer core (ops/gdn: conv, gates, scan,
-               gated norm), out_proj, residual add
-    attention  rms_norm, one fused q|k|v projection (q_proj's rows keep each head's query then its output
-               gate), q_norm and k_norm (strided rms_norm), RoPE in place, split_heads (ops/layout) of Q,
-               gate, K, V, kv_cache_write, flash attention with the output gate fused, merge_heads, o_proj,
-               residual add
-    MLP        rms_norm, gate_proj, up_proj, silu_mul, down_proj, residual add
+    GDN        in_proj_qkv and one projection of z | b | a (linear), the GDN layer core (ops/gdn: conv, gates,
+               scan, gated norm), out_proj, residual add + the MLP's norm
+    attention  one fused q|k|v projection (q_proj's rows keep each head's query then its output gate), q_norm
+               and k_norm (strided rms_norm), RoPE in place, split_heads (ops/layout) of Q, gate, K, V,
+               kv_cache_write, flash attention with the output gate fused, merge_heads, o_proj, residual add +
+               the MLP's norm
+    MLP        gate_proj, up_proj, silu_mul, down_proj, residual add + the next layer's input norm
+The residual add that ends a block and the next block's RMSNorm are one program (ops/norm add_rms_norm): the
+chunk keeps the normed rows for the next block. Only the first layer's input norm runs alone, and the last
+MLP ends with a plain add (the final norm reads only the last token's tile row).
 
 What stays on the device: every weight but the embedding (uploaded once here), the RoPE cos/sin tables
 of every position the K/V pages can hold (uploaded once here; a chunk's rope reads its rows), the K/V
@@ -92,9 +95,7 @@ class OpTimes:
 @dataclass
 class GdnWeights:
     in_qkv: object
-    in_z: object
-    in_b: object
-    in_a: object
+    in_zba: object              # in_proj_z, b, a rows in one weight (zba_columns): one projection, one read of x
     out_proj: object
     tap_weights: DeviceTensor   # [4 * 32, C] fp32
     dt_bias_rows: DeviceTensor  # [32, HV] fp32
@@ -168,6 +169,15 @@ class WeightSource:
         self.tensors = []
 
 
+def zba_columns(v_heads: int, value_dim: int) -> tuple[int, int, int]:
+    """Column tiles of b and a in the merged z | b | a projection output, and its width: z's HV V columns, then b
+    and a each padded to whole tile columns (the gates program reads whole tiles; the pad columns are zero rows
+    of the weight)."""
+    b_tile = v_heads * value_dim // TILE
+    a_tile = b_tile + -(-v_heads // TILE)
+    return b_tile, a_tile, (2 * a_tile - b_tile) * TILE
+
+
 def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeights:
     """Layer i's weights resident on the device (values when src has arrays, shapes otherwise)."""
     from ttprefill.ops.gdn import broadcast_rows, conv_tap_rows
@@ -195,9 +205,13 @@ def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeight
         def vec_rows(name, n):
             return broadcast_rows(src.array(g + name)) if have else (TILE, n)
 
+        _, _, zba_width = zba_columns(HV, V)
+        if have:
+            pad = -HV % TILE
+            zba = np.concatenate([src.array(g + "in_proj_z.weight"),
+                                  *(np.pad(src.array(g + f"in_proj_{n}.weight"), ((0, pad), (0, 0))) for n in "ba")])
         mixer = GdnWeights(
-            dense("linear_attn.in_proj_qkv.weight", (C, H)), dense("linear_attn.in_proj_z.weight", (HV * V, H)),
-            dense("linear_attn.in_proj_b.weight", (HV, H)), dense("linear_attn.in_proj_a.weight", (HV, H)),
+            dense("linear_attn.in_proj_qkv.weight", (C, H)), src.dense(zba if have else (zba_width, H)),
             dense("linear_attn.out_proj.weight", (H, HV * V)),
             src.tensor(conv_tap_rows(src.array(g + "conv1d.weight")[:, 0, :]) if have else (4 * TILE, C), FP32),
             src.tensor(vec_rows("dt_bias", HV), FP32), src.tensor(vec_rows("A_log", HV), FP32),
@@ -375,37 +389,54 @@ class LayerRunner:
 
         residual_add(self.device, x, y, out=x, reports=self.r("rest"))
 
-    def block_input(self, s: Scratch, x: "Residual", w):
+    def add_norm(self, x, y, w, out) -> None:
+        """x += y and out = RMSNorm(x) * (1 + w), one program (ops/norm add_rms_norm); any rows."""
+        from ttprefill.ops.norm import add_rms_norm
+
+        add_rms_norm(self.device, x, y, w, self.config.rms_norm_eps, out=out, reports=self.r("norms"))
+
+    def block_input(self, s: Scratch, x: "Residual", w, normed=None):
         """A block's RMSNorm of the chip's residual rows and, when the stream is split by tokens, the
-        all_gather over the tokens that feeds the block's column-parallel projections: all T normed rows."""
+        all_gather over the tokens that feeds the block's column-parallel projections: all T normed rows.
+        normed: the rows already normed with w (by the add that ended the block before), so only the gather."""
         from ttprefill.model.tensor_parallel_device import first_rows
 
-        h = self.norm(s, x.rows, w, out=s.alloc(x.rows.shape))
+        h = normed if normed is not None else self.norm(s, x.rows, w, out=s.alloc(x.rows.shape))
         return first_rows(self.split.gather(s, h), x.tokens)
 
-    def block_output(self, s: Scratch, x: "Residual", a, w, role: str) -> None:
+    def block_output(self, s: Scratch, x: "Residual", a, w, role: str, normed=None, next_norm=None) -> None:
         """A block's row-parallel projection a @ w, the collective that sums its partial outputs over the chips
-        (all_reduce: all of it; reduce_scatter: the chip's rows of it), and the residual add into x's rows."""
+        (all_reduce: all of it; reduce_scatter: the chip's rows of it), and the residual add into x's rows;
+        with `normed` and `next_norm`, fused with the next block's RMSNorm of the new rows, into `normed`."""
         from ttprefill.model.tensor_parallel_device import first_rows
         from ttprefill.ops.linear import linear
 
         partial = s.alloc((self.split.padded_tokens(x.tokens), w.n_out))  # padding rows stay zero
         linear(self.device, a, w, first_rows(partial, a.shape[0]), fidelity=self.matmul_fidelity.of(role),
                reports=self.r("matmul"))
-        self.residual(x.rows, self.split.reduce(s, partial))
+        total = self.split.reduce(s, partial)
+        if normed is not None and next_norm is not None:
+            self.add_norm(x.rows, total, next_norm, normed)
+        else:
+            self.residual(x.rows, total)
 
-    def mlp_block(self, s: Scratch, x, lw: LayerWeights) -> None:
+    # Blocks take `normed`, a [rows of x, hidden] buffer the chunk keeps: on entry it holds the block's input
+    # norm of x's rows (the add that ended the block before wrote it), and the block's own add writes the next
+    # block's into it: a mixer the MLP's post-attention norm, the MLP `next_norm` (the next layer's input norm;
+    # None: a plain add, the buffer left stale). Without it a block norms its input itself and ends with a
+    # plain add.
+    def mlp_block(self, s: Scratch, x, lw: LayerWeights, normed=None, next_norm=None) -> None:
         from ttprefill.model.tensor_parallel_device import as_residual
         from ttprefill.ops.eltwise import silu_mul
 
         x = as_residual(x)
-        h = self.block_input(s, x, lw.post_norm)
+        h = self.block_input(s, x, lw.post_norm, normed)
         gate, up = self.linear(s, h, lw.gate_proj, "mlp_gate_up"), self.linear(s, h, lw.up_proj, "mlp_gate_up")
         silu_mul(self.device, gate, up, out=gate, reports=self.r("rest"))
-        self.block_output(s, x, gate, lw.down_proj, "mlp_down")
+        self.block_output(s, x, gate, lw.down_proj, "mlp_down", normed, next_norm)
 
     def gdn_block(self, s: Scratch, x, lw: LayerWeights, state: GdnDeviceState,
-                  checkpoints: tuple[int, ...] = ()) -> "GdnCheckpointTensors | None":
+                  checkpoints: tuple[int, ...] = (), normed=None) -> "GdnCheckpointTensors | None":
         """checkpoints: token offsets in the chunk (whole GDN chunks inside it, and possibly T, its end) whose
         states the block leaves on the device, in s's tensors: the scan writes the recurrent states (at T the
         state it leaves, a second copy), and the conv state at offset p, the pre-conv rows p - 3 .. p - 1,
@@ -414,7 +445,7 @@ class LayerRunner:
         from ttprefill.model.tensor_parallel_device import as_residual
         from ttprefill.ops.gdn import allocate_scan_scratch, checkpoint_chunk_indices, layer_programs
         from ttprefill.ops.gdn.programs import LayerTensors
-        from ttprefill.ops.gdn.shapes import ScanShape
+        from ttprefill.ops.gdn.shapes import HeadColumns, ScanShape
         from ttprefill.ops.layout import extract_rows
 
         cfg, w, x = self.config, lw.mixer, as_residual(x)
@@ -430,9 +461,11 @@ class LayerRunner:
                 raise DeviceStackError(f"the state at the end of a chunk of {T} tokens holds conv rows from before "
                                        "it: read it with sync_to_host")
             chunk_indices.append(-(-T // self.gdn_chunk) - 1)  # the scan's last chunk: the state it leaves
-        h = self.block_input(s, x, lw.input_norm)
-        qkv, z = self.linear(s, h, w.in_qkv, "gdn_in"), self.linear(s, h, w.in_z, "gdn_in")
-        b, a = self.linear(s, h, w.in_b, "gdn_in"), self.linear(s, h, w.in_a, "gdn_in")
+        h = self.block_input(s, x, lw.input_norm, normed)
+        # z, b and a from one projection: the gated norm reads z at its columns 0.., the gates b and a at theirs
+        qkv, z = self.linear(s, h, w.in_qkv, "gdn_in"), self.linear(s, h, w.in_zba, "gdn_in")
+        b_tile, a_tile, _ = zba_columns(dims.v_heads, dims.value_dim)
+        b, a = HeadColumns(z, b_tile), HeadColumns(z, a_tile)
         hv, C = dims.v_heads, dims.conv_channels
         scratch = allocate_scan_scratch(self.device, ScanShape.of(dims, T, self.gdn_chunk))
         s.tensors += [scratch.gate_vectors, scratch.records]
@@ -455,11 +488,11 @@ class LayerRunner:
             s.tensors.append(rows.tensor)
             kept = GdnCheckpointTensors(tuple(checkpoints), rows, t.checkpoints)
         state.swap()
-        self.block_output(s, x, t.y, w.out_proj, "gdn_out")
+        self.block_output(s, x, t.y, w.out_proj, "gdn_out", normed, lw.post_norm)
         return kept
 
     def attention_block(self, s: Scratch, x, lw: LayerWeights, cache, table, context: ChunkContext,
-                        rope_tables) -> None:
+                        rope_tables, normed=None) -> None:
         """rope_tables hold the chunk's positions (context.start ..), resident or the chunk's own."""
         from ttprefill.model.tensor_parallel_device import as_residual
         from ttprefill.ops.attention import flash_attention_program, kv_cache_write_program, plan_attention
@@ -469,7 +502,7 @@ class LayerRunner:
         cfg, w, x = self.config, lw.mixer, as_residual(x)
         T, p0 = x.tokens, context.start
         Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
-        h = self.block_input(s, x, lw.input_norm)
+        h = self.block_input(s, x, lw.input_norm, normed)
         qkv = self.linear(s, h, w.qkv, "attention_in")
         q = self.norm(s, qkv, w.q_norm, group_width=D, groups=Hq, group_stride=2 * D,
                       out=s.alloc((T, Hq * D)))
@@ -493,7 +526,7 @@ class LayerRunner:
         att.append(self.device.run(flash_attention_program(self.device, q_h, cache, table, o_h, p0=p0, sq=T,
                                                            gate=gate_h, scale=attention_scale(cfg), plan=plan)))
         o = merge_heads(self.device, o_h, s.alloc((T, Hq * D)), reports=layout)
-        self.block_output(s, x, o, w.o_proj, "attention_out")
+        self.block_output(s, x, o, w.o_proj, "attention_out", normed, lw.post_norm)
 
     def head_input(self, s: Scratch, x, final_norm) -> tuple[object, int]:
         """The rows the LM head reads and the last token's row among them: the final norm of the tile row that
@@ -686,13 +719,17 @@ class DeviceStack:
             if cfg.attention_layers:
                 table = self._page_table(state, context)
                 rope = self._rope_tables(context)
-            # Each block's temporaries are freed when it ends: a chunk holds x plus one block's working set.
+            # Each block's temporaries are freed when it ends: a chunk holds x, the next block's normed input
+            # (written by the add + norm that ends each block but the last) and one block's working set.
+            normed = s.alloc(x.rows.shape)
+            self.runner.norm(s, x.rows, self.layers[0].input_norm, out=normed)
             for i, lw in enumerate(self.layers):
                 if cfg.is_attention_layer(i):
-                    self._block(self.runner.attention_block, x, lw, self.kv[i], table, context, rope)
+                    self._block(self.runner.attention_block, x, lw, self.kv[i], table, context, rope, normed)
                 else:
-                    self._block(self._gdn_block, x, lw, states[i], i, offsets, state, s, reads)
-                self._block(self.runner.mlp_block, x, lw)
+                    self._block(self._gdn_block, x, lw, states[i], i, offsets, state, s, reads, normed)
+                next_norm = self.layers[i + 1].input_norm if i + 1 < len(self.layers) else None
+                self._block(self.runner.mlp_block, x, lw, normed, next_norm)
             reads.wait()  # the host's checkpoint store needs the chunk's states
             state.num_tokens += T
             if sync_end and not end_shared:
@@ -702,11 +739,12 @@ class DeviceStack:
             s.free()
 
     def _gdn_block(self, s: Scratch, x, lw: LayerWeights, dev_state: GdnDeviceState, layer: int,
-                   offsets: tuple[int, ...], state: ModelState, chunk: Scratch, reads: PendingReads) -> None:
+                   offsets: tuple[int, ...], state: ModelState, chunk: Scratch, reads: PendingReads,
+                   normed=None) -> None:
         """A GDN block; the states at the chunk's checkpoints come up into state.checkpoints, the one at its end
         (offset T, when asked for) into `state` itself: read beside the later blocks, their tensors held in the
         chunk's scratch until the chunk ends (or read at once when overlap_transfers is off)."""
-        kept = self.runner.gdn_block(s, x, lw, dev_state, offsets)
+        kept = self.runner.gdn_block(s, x, lw, dev_state, offsets, normed)
         if kept is None:
             return
         start, T = state.num_tokens, x.tokens
