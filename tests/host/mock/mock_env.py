@@ -101,6 +101,8 @@ class MockEnv:
             TT_METAL_RUNTIME_ROOT=str(self.root),
             TT_METAL_CACHE=str(self.cache),  # a fresh JIT cache, so every kernel is compiled (and logged)
             TT_METAL_LOGGER_LEVEL="error",
+            # tt-metal writes its generated/ watcher and fabric files under this (else the working directory)
+            TT_METAL_LOGS_PATH=str(self.root.parent / f"logs-{self.cluster}"),
             TTPREFILL_COMPILE_LOG=str(self.compile_log),
         )
         return env
