@@ -53,6 +53,23 @@ def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
     return tuple((nbytes, page_size, 1) for nbytes, page_size in kept.reads)
 
 
+def _model_edges(once, runner, s, x, input_norm, normed) -> None:
+    """Adds to `once` (a chunk's OpTimes) what differs from the layer runs at the model's two ends: the first
+    layer's input norm runs on its own (into `normed`), and the last layer's MLP ends with a plain residual add
+    where the layers, as simulated, end with an add fused with the next layer's input norm (their difference:
+    the plain add's programs counted, the fused one's taken out)."""
+    from ttprefill.model.device_stack import OP_KINDS, OpTimes
+
+    runner(once).norm(s, x.rows, input_norm, out=normed)
+    y = s.alloc(x.rows.shape)
+    fused, plain = OpTimes(), OpTimes()
+    runner(fused).add_norm(x.rows, y, input_norm, normed)
+    runner(plain).residual(x.rows, y)
+    for kind in OP_KINDS:
+        once.seconds[kind] += plain.seconds[kind] - fused.seconds[kind]
+        once.programs[kind] += plain.programs[kind] - fused.programs[kind]
+
+
 def _merged(transfers) -> list[dict]:
     """The transfers as JSON, those of the same kind, direction, page size and path summed (bytes and calls)."""
     merged: dict[tuple, dict] = {}
@@ -173,19 +190,22 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
             if n + 1 < len(plan):  # the next chunk's, into the second input buffer (its last reader is done)
                 nbytes = split.residual_rows(plan[n + 1].num_tokens) * config.hidden_size * 2  # bf16 tiles, as x
                 embedding_uploads[n + 1] = link.issue(HostTransfer("embeddings", "down", nbytes, x.rows.page_size))
-            once = OpTimes()  # per chunk, not per layer: the page table update
+            once = OpTimes()  # per chunk, not per layer: the page table update, the model's ends
             table.sync(range(pages), -(-(start + T) // o.block_tokens), reports=runner(once).r("rest"))
+            normed = s.alloc(x.rows.shape)  # each block's normed input, written by the add that ends the one before
+            _model_edges(once, runner, s, x, gdn_w.input_norm, normed)
             link.compute(once.total_s)
             if (T, offsets) not in per_shape:
                 gdn_t, mlp_t = OpTimes(), OpTimes()
-                kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, offsets)
-                runner(mlp_t).mlp_block(s, x, gdn_w)
+                kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, offsets, normed)
+                runner(mlp_t).mlp_block(s, x, gdn_w, normed, gdn_w.input_norm)
                 per_shape[T, offsets] = (gdn_t, mlp_t, _inner_checkpoint_reads(kept))
             gdn_t, mlp_t, inner_reads = per_shape[T, offsets]
             attn = OpTimes()
             r = runner(attn)
-            r.attention_block(s, x, attn_w, cache, table.tensor, ChunkContext(start, T, tuple(range(pages))), rope)
-            r.mlp_block(s, x, attn_w)
+            r.attention_block(s, x, attn_w, cache, table.tensor, ChunkContext(start, T, tuple(range(pages))), rope,
+                              normed)
+            r.mlp_block(s, x, attn_w, normed, attn_w.input_norm)
             attention_runs += 1
             collectives = layer_collectives_s(T) if layer_collectives_s else [(0.0, 0.0)] * config.num_layers
             reads = []  # this chunk's checkpoint reads in flight
