@@ -25,7 +25,7 @@ def _bench(capsys, *extra):
 
 def test_mesh_ttft_is_one_chips_share_plus_collectives(capsys):
     one = _bench(capsys)
-    two = _bench(capsys, "--mesh", "1x2")
+    two = _bench(capsys, "--mesh", "1x2", "--scheme", "all_reduce")
     cfg = get_preset("qwen3.5-9b")
     assert two["mesh"] == [1, 2] and two["tp"] == 2 and two["model_version"] == one["model_version"]
     assert two["ttft_s"] == pytest.approx(sum(two["by_op"].values()))
@@ -57,7 +57,7 @@ def test_mesh_ttft_is_one_chips_share_plus_collectives(capsys):
 
 def test_27b_on_a_t3000_splits_its_four_kv_heads_over_eight_chips(capsys):
     """Qwen3.5-27B as 2x4: 24 q heads, 4 kv heads (each on two chips), 48 GDN value heads, 64 layers."""
-    r = _bench(capsys, "--model", "qwen3.5-27b", "--mesh", "2x4")
+    r = _bench(capsys, "--model", "qwen3.5-27b", "--mesh", "2x4", "--scheme", "all_reduce")
     cfg = get_preset("qwen3.5-27b")
     assert r["mesh"] == [2, 4] and r["tp"] == 8 and r["model_version"] and r["mesh_timing_version"]
     assert r["ttft_s"] == pytest.approx(sum(r["by_op"].values())) and r["by_op"]["collectives"] > 0

@@ -37,7 +37,7 @@ def test_prefill_mesh_1x2_matches_one_chip_and_transformers(tmp_path, capsys):
     tokens = np.random.default_rng(8).integers(0, TINY.vocab_size, 100).tolist()
     (tmp_path / "tokens.txt").write_text(" ".join(map(str, tokens)))
     runs = {mesh: _prefill_json(capsys, "--model", str(folder), "--tokens", str(tmp_path / "tokens.txt"),
-                                "--chunk", "64", "--mesh", mesh) for mesh in ("1x1", "1x2")}
+                                "--chunk", "64", "--mesh", mesh, "--scheme", "all_reduce") for mesh in ("1x1", "1x2")}
     one, two = (np.asarray(runs[m]["last_logits"]) for m in ("1x1", "1x2"))
     hf = _hf_last_logits(tokens)
     assert pcc(one, two) >= 0.999

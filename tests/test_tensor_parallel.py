@@ -216,7 +216,7 @@ def test_reduce_scatter_needs_chunks_that_divide():
 # ---- per-chip ops and collective bytes -------------------------------------------------------------------
 def test_per_chip_ops_of_27b_on_a_t3000():
     cfg = get_preset("qwen3.5-27b")
-    ops = per_chip_ops(cfg, tp=8, seq=8192, chunk=4096)
+    ops = per_chip_ops(cfg, tp=8, seq=8192, chunk=4096, scheme="all_reduce")
     assert [c["tokens"] for c in ops["chunks"]] == [4096, 4096]
     first = ops["chunks"][0]["layers"]
     gdn = next(l for l in first if l["kind"] == "gdn")
@@ -241,7 +241,7 @@ def test_collective_times_follow_the_ethernet_model():
     from ttprefill.device.mesh_timing import collective_time
 
     cfg = get_preset("qwen3.5-9b")
-    ops = per_chip_ops(cfg, tp=2, seq=4096, chunk=4096)
+    ops = per_chip_ops(cfg, tp=2, seq=4096, chunk=4096, scheme="all_reduce")
     timed = collective_times(ops, mesh_shape=(1, 2), topology="line", links=1, costs="central")
     one = collective_time("all_reduce", 4096 * 4096 * 2, 2, "line", 1, "central").seconds
     assert timed["by_kind"]["all_reduce"]["count"] == 64
@@ -279,7 +279,7 @@ def test_reduce_scatter_ops_split_the_norms_and_gather_the_last_row():
     assert [(c["after"], c["shape"]) for c in ops["head"]["collectives"]] == [("final_norm", [32, 4096]),
                                                                               ("lm_head", [1, 248320 // 2])]
     # each reduce-scatter takes the whole partial sums the all-reduce scheme reduces
-    plain = per_chip_ops(get_preset("qwen3.5-9b"), tp=2, seq=512, chunk=256)
+    plain = per_chip_ops(get_preset("qwen3.5-9b"), tp=2, seq=512, chunk=256, scheme="all_reduce")
     rs_layer_bytes = sum(c["nbytes_per_chip"] for c in layer["collectives"] if c["kind"] == "reduce_scatter")
     assert rs_layer_bytes == sum(c["nbytes_per_chip"] for c in plain["chunks"][1]["layers"][3]["collectives"])
 
@@ -323,7 +323,7 @@ def test_mesh_layout_refuses_uneven_vocabulary_shards():
 def test_whole_mesh_all_reduce_schedules_on_a_2x4():
     from ttprefill.device.mesh_timing import collective_time
 
-    ops = per_chip_ops(get_preset("qwen3.5-27b"), tp=8, seq=256, chunk=256)
+    ops = per_chip_ops(get_preset("qwen3.5-27b"), tp=8, seq=256, chunk=256, scheme="all_reduce")
     x = 256 * 5120 * 2
     axis = collective_time("all_reduce", x, 4, "line", 1).seconds + collective_time("all_reduce", x, 2, "line", 1).seconds
     tree = (collective_time("reduce_scatter", x, 4, "line", 1).seconds

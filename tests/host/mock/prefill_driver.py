@@ -179,8 +179,9 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
     t0 = time.perf_counter()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            # the all_reduce scheme: the collectives test_mock_prefill derives (the default may be another)
             code = cli.main(["prefill", "--json", "--backend", backend, "--mesh", mesh, "--model", model,
-                             "--tokens", tokens, "--chunk", chunk])
+                             "--tokens", tokens, "--chunk", chunk, "--scheme", "all_reduce"])
         report["exit_code"] = code
         report["stderr"] = err.getvalue()[-4000:]
         lines = out.getvalue().strip().splitlines()
