@@ -23,14 +23,14 @@ Heads, not rows, are the unit of the split:
   when N does not divide it).
 
 Collectives, per layer and chunk of T tokens:
-    scheme "all_reduce" (default): the residual stream replicated between blocks; one all-reduce of the
+    scheme "all_reduce": the residual stream replicated between blocks; one all-reduce of the
         [T, hidden] partial sums after each row-parallel projection (two per layer: the mixer's and the MLP's);
-    scheme "reduce_scatter" (sequence parallel): the residual stream split by tokens between blocks, the chunk
-        padded with zero rows to whole tile rows a chip (TokenShards: R = 32 * ceil(T / (32 N)) rows a chip);
-        per block an all-gather of each chip's R normalised rows before the block's column-parallel
-        projections and a reduce-scatter over the tokens of the row-parallel projection's [N R, hidden]
-        partial sums (each chip adds its R rows); the same bytes on the links when T fills the tiles, the
-        norms' and residual adds' work split;
+    scheme "reduce_scatter" (sequence parallel; the default, DEFAULT_SCHEME says why): the residual stream
+        split by tokens between blocks, the chunk padded with zero rows to whole tile rows a chip
+        (TokenShards: R = 32 * ceil(T / (32 N)) rows a chip); per block an all-gather of each chip's R
+        normalised rows before the block's column-parallel projections and a reduce-scatter over the tokens
+        of the row-parallel projection's [N R, hidden] partial sums (each chip adds its R rows); the same
+        bytes on the links when T fills the tiles, the norms' and residual adds' work split;
     and at the end of the prompt one all-gather of the last token's logits [1, vocab/N] (under
     "reduce_scatter" after one of the tile row of the last token's final norm, which only its chip holds).
 
@@ -50,7 +50,14 @@ from ttprefill.model.config import ModelConfig
 from ttprefill.model.weights import parameter_shapes
 
 SCHEMES = ("all_reduce", "reduce_scatter")
-DEFAULT_SCHEME = "all_reduce"
+# reduce_scatter by measurement: `ttprefill bench ttft --seq 32768 --timing-only --json --scheme S` (central,
+# timing model 2.4, mesh timing 3, both schemes on the same tree; modeled), all_reduce -> reduce_scatter:
+# Qwen3.5-9B 1x2 6.51 -> 6.26 s (norms 0.33 -> 0.19, residual adds and the rest 0.47 -> 0.37, collectives
+# 1.78 both); 27B 2x4 line 16.98 -> 12.63 s (norms 0.81 -> 0.27, rest 0.72 -> 0.26, collectives 11.14 -> 7.81:
+# the scatter and the gather cross each mesh axis with that axis's share, where the whole-mesh all_reduce
+# reduces the whole tensor on each); 27B 1x8 ring 9.75 -> 8.74 s. Accuracy the same: the tiny model's
+# last-token logits against one chip PCC 0.99995 on 1x2 under either scheme (tests/test_mesh_prefill*.py).
+DEFAULT_SCHEME = "reduce_scatter"
 TILE = 32  # rows of a tile: a chip's share of a chunk's tokens under "reduce_scatter" comes in whole tile rows
 # the device stack's residual stream and the partial sums it reduces are bf16 tiles of 32 x 32
 ACTIVATION_BYTES = DataFormat.Float16_b.tile_bytes // (32 * 32)

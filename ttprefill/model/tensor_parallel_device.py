@@ -3,8 +3,8 @@
 DeviceStack runs one chip's programs and leaves to a split what differs between one chip and many:
 
     OneChip     one device: every weight whole, nothing to reduce, states as they are.
-    MeshSplit   the chips of a SimMesh, split by TensorParallelPlan(config, chips) (model/tensor_parallel.py,
-                scheme "all_reduce"):
+    MeshSplit   the chips of a mesh, split by TensorParallelPlan(config, chips, scheme) (model/tensor_parallel.py;
+                scheme "all_reduce" or "reduce_scatter", EngineOptions.tp_scheme):
         weights       every chip runs the same programs on its share (plan.chip_config: its heads, its MLP
                       width, its vocabulary rows). Each weight is built by the one-chip code once per chip, from
                       that chip's slice (plan.weight_slice), and written to that chip's shard of one mesh tensor
@@ -265,7 +265,7 @@ class MeshSplit(OneChip):
         from ttprefill.device.mesh_placement import shard_placements
 
         rows, cols = mesh.capabilities.mesh_shape
-        needed = ("write_shard", "download_shards", "all_reduce", "all_gather")
+        needed = ("write_shard", "download_shards", "all_reduce", "all_gather", "reduce_scatter")
         if not all(hasattr(mesh, name) for name in needed):
             raise TensorParallelError(
                 f"a tensor-parallel split over the {rows}x{cols} mesh needs per-chip uploads and collectives; "
