@@ -79,6 +79,7 @@ def test_io_tensors_dedupes_by_identity_without_calling_tensor_eq():
     from host_programs import copy_program
 
     device = object.__new__(TTDevice)  # io_tensors needs no mesh
+    device._inbound, device._landed = {}, {}  # no transfer in flight on the second command queue
     a, b = _DeviceOpTensor(), _DeviceOpTensor()
     program = copy_program(1, 1)
     src = tt_device.TTTensor((32, 32), DataFormat.Float16_b, 0, device, ttnn_tensor=a)
@@ -95,6 +96,7 @@ def test_io_tensors_of_a_program_updating_one_tensor_pass_it_as_input_and_output
     from host_programs import copy_program
 
     device = object.__new__(TTDevice)
+    device._inbound, device._landed = {}, {}  # no transfer in flight on the second command queue
     a = _DeviceOpTensor()
     program = copy_program(1, 1)
     table = tt_device.TTTensor((32, 32), DataFormat.UInt32, 0, device, ttnn_tensor=a)
@@ -144,7 +146,8 @@ class _FakeTTNN:
     def GetNumAvailableDevices(self):
         return self.mesh.get_num_devices()
 
-    def open_mesh_device(self, shape):
+    def open_mesh_device(self, shape, num_command_queues=1):
+        self.command_queues = num_command_queues
         return self.mesh
 
     def close_mesh_device(self, mesh):

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from ttprefill.device.mesh_timing import fused_matmul_grid
 from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
-from ttprefill.ops.linear.planner import DST_TILES_BF16 as DST_TILES
-from ttprefill.ops.linear.planner import K_BLOCK_WIDTHS
-from ttprefill.ops.linear.shapes import TILE
+
+TILE = 32  # rows and columns of a tile
 
 # the collective's global semaphores: the gather's two (one a direction), the reduce-scatter's three (the ring
 # needs three; ttnn's validation asks for at least that many on a ring, one on a line)
@@ -48,23 +47,19 @@ def check_mesh(mesh_shape: tuple[int, int], topology: str, what: str) -> int:
     return chips
 
 
-def program_config(ttnn, m: int, k_block_tiles: int, n: int, grid: tuple[int, int]):
-    """A 2D-multicast matmul config for [m, *] @ [*, n] on `grid` (columns, rows): each core a per_core_M x
-    per_core_N block, computed in out_block_h rows at a time (at most 8 tile rows, to leave L1 for the inputs),
-    K blocks of the widest of 4 / 2 / 1 tiles dividing `k_block_tiles` (a gathered slice's width, or K)."""
+def program_config(ttnn, blocking, grid: tuple[int, int]):
+    """ttnn's 2D-multicast matmul config from `blocking` (ops/linear/fused_blocking.MatmulBlocking: the planner
+    chooses the blocks), which must be for the grid the collective leaves the matmul."""
+    if tuple(blocking.grid) != tuple(grid):
+        raise FusedOpRefused(f"the matmul blocking is for a {blocking.grid[0]}x{blocking.grid[1]} grid, but the "
+                             f"collective leaves the matmul {grid[0]}x{grid[1]}: plan it with "
+                             "ops.linear.fused_blocking for this device")
     cols, rows = grid
-    mt, nt = -(-m // TILE), -(-n // TILE)
-    per_core_m, per_core_n = -(-mt // rows), -(-nt // cols)
-    out_block_h = max(h for h in range(1, min(8, per_core_m) + 1) if per_core_m % h == 0)
-    in0_block_w = next(b for b in K_BLOCK_WIDTHS if k_block_tiles % b == 0)
-    sub_h, sub_w = max(((h, w) for h in range(1, DST_TILES + 1) for w in range(1, DST_TILES + 1)
-                        if h * w <= DST_TILES and out_block_h % h == 0 and per_core_n % w == 0),
-                       key=lambda hw: (hw[0] * hw[1], hw[1]))
     return ttnn.MatmulMultiCoreReuseMultiCastProgramConfig(
-        compute_with_storage_grid_size=ttnn.CoreCoord(cols, rows), in0_block_w=in0_block_w,
-        out_subblock_h=sub_h, out_subblock_w=sub_w, out_block_h=out_block_h, out_block_w=per_core_n,
-        per_core_M=per_core_m, per_core_N=per_core_n, transpose_mcast=False, fused_activation=None,
-        fuse_batch=False)
+        compute_with_storage_grid_size=ttnn.CoreCoord(cols, rows), in0_block_w=blocking.in0_block_w,
+        out_subblock_h=blocking.out_subblock_h, out_subblock_w=blocking.out_subblock_w,
+        out_block_h=blocking.out_block_h, out_block_w=blocking.per_core_n, per_core_M=blocking.per_core_m,
+        per_core_N=blocking.per_core_n, transpose_mcast=False, fused_activation=None, fuse_batch=False)
 
 
 def _semaphores(ttnn, mesh, grid: tuple[int, int], count: int) -> list:
@@ -79,7 +74,7 @@ def _layout(links: int | None, grid: tuple[int, int]) -> tuple[int, tuple[int, i
 
 
 def all_gather_matmul(ttnn, mesh, x_tt, weight_tt, m: int, k_shard: int, k: int, n: int, chips: int,
-                      grid: tuple[int, int], links: int | None = None):
+                      grid: tuple[int, int], blocking, links: int | None = None):
     """(gathered [1, 1, m, k], out [1, 1, m, n]) of x [m, k_shard] a chip gathered along its columns, times the
     weight [k, n]."""
     links, matmul_grid, offset = _layout(links, grid)
@@ -91,11 +86,11 @@ def all_gather_matmul(ttnn, mesh, x_tt, weight_tt, m: int, k_shard: int, k: int,
         ttnn.reshape(x_tt, [1, 1, m, k_shard]), ttnn.reshape(weight_tt, [1, 1, k, n]), None, 3, semaphores,
         ttnn.CoreCoord(*offset), num_links=links, topology=ttnn.Topology.Ring, barrier_semaphore=barrier,
         memory_config_ag=ttnn.DRAM_MEMORY_CONFIG, memory_config_mm=ttnn.DRAM_MEMORY_CONFIG,
-        program_config=program_config(ttnn, m, -(-k_shard // TILE), n, matmul_grid))
+        program_config=program_config(ttnn, blocking, matmul_grid))
 
 
 def matmul_reduce_scatter(ttnn, mesh, x_tt, weight_tt, m: int, k: int, n: int, chips: int, batches: int,
-                          topology: str, grid: tuple[int, int], links: int | None = None):
+                          topology: str, grid: tuple[int, int], blocking, links: int | None = None):
     """(mm [batches, 1, m / batches, n], reduced [batches, 1, m / batches, n / chips]): x [m, k] @ weight [k, n] on
     every chip, the sum over chips scattered along the columns, the rows cut into `batches` so the reduce-scatter
     of a batch runs under the matmul of the next."""
@@ -117,4 +112,4 @@ def matmul_reduce_scatter(ttnn, mesh, x_tt, weight_tt, m: int, k: int, n: int, c
         semaphores, ttnn.CoreCoord(*offset), barrier_semaphore=barrier, num_links=links,
         topology=ttnn.Topology.Linear if line else ttnn.Topology.Ring, memory_config_rs=dram,
         intermediate_memory_config_rs=dram, memory_config_mm=dram,
-        program_config=program_config(ttnn, rows, -(-k // TILE), n, matmul_grid))
+        program_config=program_config(ttnn, blocking, matmul_grid))

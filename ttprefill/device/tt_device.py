@@ -774,11 +774,12 @@ class TTDevice:
         return self._collective_result("all_reduce", tensor, out, reduce_label(tensor.placements, cluster_axis), t0)
 
     # ------------------------------------------------------------------ fused matmul + collective (ttnn's own)
-    def all_gather_matmul(self, x: TTTensor, weight: TTTensor) -> tuple[TTTensor, TTTensor]:
+    def all_gather_matmul(self, x: TTTensor, weight: TTTensor, blocking) -> tuple[TTTensor, TTTensor]:
         """ttnn.experimental.all_gather_matmul_async: x, each chip's [M, K / chips] columns (sharded on dim 1),
         gathered to [M, K] on every chip while the matmul gathered @ weight ([K, N] a chip) consumes it slice by
-        slice, the gather on cores of its own (device/fused_ccl.py says what ttnn requires). Returns (gathered,
-        out); out is sharded like the weight's columns."""
+        slice, the gather on cores of its own (device/fused_ccl.py says what ttnn requires). `blocking`: the
+        matmul's blocks (ops/linear/fused_blocking.all_gather_matmul_blocking). Returns (gathered, out); out is
+        sharded like the weight's columns."""
         from .fused_ccl import all_gather_matmul, check_mesh
 
         chips = check_mesh(self.capabilities.mesh_shape, self.topology, "all_gather_matmul")
@@ -788,17 +789,19 @@ class TTDevice:
         (m, k_shard), (k, n) = x.shape, weight.shape
         t0 = time.perf_counter()
         gathered, out = all_gather_matmul(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k_shard, k, n,
-                                          chips, self.grid)
+                                          chips, self.grid, blocking)
         self._sync_programs()
         self.last_report = RunReport("all_gather_matmul", time.perf_counter() - t0)
         return (self._wrap((m, k), x.data_format, self._ttnn.reshape(gathered, [m, k]), gather_label(x.placements, 1)),
                 self._wrap((m, n), x.data_format, self._ttnn.reshape(out, [m, n]), weight.placements))
 
-    def matmul_reduce_scatter(self, x: TTTensor, weight: TTTensor, batches: int = 1) -> tuple[TTTensor, TTTensor]:
+    def matmul_reduce_scatter(self, x: TTTensor, weight: TTTensor, blocking,
+                              batches: int = 1) -> tuple[TTTensor, TTTensor]:
         """ttnn.experimental.matmul_reduce_scatter_async: x [M, K] @ weight [K, N] on every chip (a row-parallel
         projection's partial sums), their sum over the chips scattered along the columns ([M, N / chips] a chip),
-        the rows cut into `batches` so each batch's reduce-scatter runs under the next batch's matmul. Returns
-        (each chip's partial [M, N], the reduced and scattered sum)."""
+        the rows cut into `batches` so each batch's reduce-scatter runs under the next batch's matmul. `blocking`:
+        the matmul's blocks (ops/linear/fused_blocking.matmul_reduce_scatter_blocking, for the same batches).
+        Returns (each chip's partial [M, N], the reduced and scattered sum)."""
         from .fused_ccl import check_mesh, matmul_reduce_scatter
 
         chips = check_mesh(self.capabilities.mesh_shape, self.topology, "matmul_reduce_scatter")
@@ -808,7 +811,7 @@ class TTDevice:
         (m, k), (_, n) = x.shape, weight.shape
         t0 = time.perf_counter()
         mm, reduced = matmul_reduce_scatter(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k, n, chips,
-                                            batches, self.topology, self.grid)
+                                            batches, self.topology, self.grid, blocking)
         self._sync_programs()
         self.last_report = RunReport("matmul_reduce_scatter", time.perf_counter() - t0)
         label = scatter_label(REPLICATE, 1, None, self.capabilities.mesh_shape)

@@ -22,6 +22,7 @@ import numpy as np
 from ttprefill.device.mesh_placement import shard_placements
 from ttprefill.device.program import DataFormat
 from ttprefill.device.tt_device import TTDevice
+from ttprefill.ops.linear.fused_blocking import all_gather_matmul_blocking, matmul_reduce_scatter_blocking
 
 BF16 = DataFormat.Float16_b
 MESHES = {"n300": [((1, 2), "line")], "t3000": [((1, 8), "ring"), ((2, 4), "line")]}
@@ -43,7 +44,8 @@ def _raw_all_gather_matmul(dev: TTDevice, x, w) -> dict:
 
     try:
         fused_ccl.all_gather_matmul(dev._ttnn, dev.mesh, x.ttnn_tensor, w.ttnn_tensor, M, K_PER_CHIP,
-                                    K_PER_CHIP * dev.num_chips, N // dev.num_chips, dev.num_chips, dev.grid)
+                                    K_PER_CHIP * dev.num_chips, N // dev.num_chips, dev.num_chips, dev.grid,
+                                    all_gather_matmul_blocking(dev.grid, M, K_PER_CHIP, N // dev.num_chips))
         dev._ttnn.synchronize_device(dev.mesh)
         return {"accepted": True}
     except Exception as e:
@@ -57,7 +59,8 @@ def _mesh(mesh_shape, topology: str) -> dict:
         x = dev.upload(np.zeros((M, K_PER_CHIP * chips), np.float32), BF16, shard_placements(1))
         w = dev.upload(np.zeros((K_PER_CHIP * chips, N), np.float32), BF16, shard_placements(1))
         try:
-            gathered, out = dev.all_gather_matmul(x, w)
+            gathered, out = dev.all_gather_matmul(x, w, all_gather_matmul_blocking(dev.grid, M, K_PER_CHIP,
+                                                                                   N // chips))
             report["all_gather_matmul"] = {"gathered": _tensor(gathered), "out": _tensor(out)}
         except Exception as e:
             report["all_gather_matmul"] = _error(e)
@@ -67,7 +70,8 @@ def _mesh(mesh_shape, topology: str) -> dict:
         w2 = dev.upload(np.zeros((K_PER_CHIP, N), np.float32), BF16)
         for batches in (1, 4):
             try:
-                mm, reduced = dev.matmul_reduce_scatter(a, w2, batches=batches)
+                blocking = matmul_reduce_scatter_blocking(dev.grid, M, K_PER_CHIP, N, batches)
+                mm, reduced = dev.matmul_reduce_scatter(a, w2, blocking, batches=batches)
                 report[f"matmul_reduce_scatter/{batches}"] = {"mm": _tensor(mm), "reduced": _tensor(reduced)}
             except Exception as e:
                 report[f"matmul_reduce_scatter/{batches}"] = _error(e)
