@@ -51,11 +51,17 @@ def test_per_chunk_only_the_embeddings_go_down_and_the_new_page_ids_go_into_the_
     tokens = np.random.default_rng(8).integers(0, TINY.vocab_size, 150).tolist()
     result = eng.prefill(tokens)
     assert [(c["context"].start, c["context"].end) for c in chunks] == [(0, 64), (64, 128), (128, 150)]
+    # Each chunk's embedding rows (padded to whole tiles) go down once; the stack uploads the next chunk's while
+    # the current one runs (a second input buffer on the second command queue), so a chunk's forward may carry
+    # its successor's rows: the prompt's total is what is checked, and that nothing else goes down per chunk.
+    embedding_bytes = 0
     for c in chunks:
-        rows = -(-c["context"].num_tokens // TILE) * TILE  # the embedding rows, padded to whole tiles
         down = dict(c["down"])
         down.pop("gdn_state_restore", None)  # the request's starting GDN state: checkpoint_bytes_down
-        assert down == {"embeddings": rows * TINY.hidden_size * 2}
+        assert set(down) <= {"embeddings"}
+        embedding_bytes += down.get("embeddings", 0)
+    rows = sum(-(-c["context"].num_tokens // TILE) * TILE for c in chunks)
+    assert embedding_bytes == rows * TINY.hidden_size * 2
     assert "page_table" not in eng.model.traffic.down
     pages = result.page_table
     # one page of 64 tokens a chunk: each chunk's update writes its own page's id and nothing else
