@@ -22,18 +22,13 @@
 #include "api/compute/bcast.h"
 #include "api/compute/compute_kernel_api.h"
 #include "api/compute/compute_kernel_hw_startup.h"
-#include "api/compute/eltwise_binary.h"
-#include "api/compute/eltwise_binary_sfpu.h"
-#include "api/compute/eltwise_unary/binop_with_scalar.h"
-#include "api/compute/eltwise_unary/fill.h"
-#include "api/compute/eltwise_unary/rsqrt.h"
-#include "api/compute/matmul.h"
-#include "api/compute/tile_move_copy.h"
 #include "api/debug/kernel_profiler.hpp"
+#include "rms_steps.h"
 
 namespace {
 
-constexpr uint32_t kDstTiles = 4;  // one acquire with fp32 accumulation
+using rms_steps::kDstTiles;
+using rms_steps::pack_batch;
 constexpr uint32_t cb_x = tt::CBIndex::c_0;
 constexpr uint32_t cb_y = tt::CBIndex::c_1;
 constexpr uint32_t cb_weight = tt::CBIndex::c_2;
@@ -44,21 +39,12 @@ constexpr uint32_t cb_sum_out = tt::CBIndex::c_17;
 constexpr uint32_t cb_sq = tt::CBIndex::c_24;
 constexpr uint32_t cb_rs = tt::CBIndex::c_25;
 
-ALWI uint32_t smaller(uint32_t a, uint32_t b) { return a < b ? a : b; }
-
 // Pack DST's first `count` tiles into cb, one page each (DST already committed and waited for).
 ALWI void pack_into(uint32_t cb, uint32_t count) {
     pack_reconfig_data_format(cb);
     cb_reserve_back(cb, count);
     for (uint32_t i = 0; i < count; ++i) pack_tile(i, cb);
     cb_push_back(cb, count);
-}
-
-ALWI void pack_batch(uint32_t cb, uint32_t count) {
-    tile_regs_commit();
-    tile_regs_wait();
-    pack_into(cb, count);
-    tile_regs_release();
 }
 
 // 1. s = x + y, rounded to bf16 by the packer, kept (c_4) and sent to the writer (c_17)
@@ -80,46 +66,6 @@ ALWI void add_rows(uint32_t row_tiles) {
         cb_pop_front(cb_x, batch);
         cb_pop_front(cb_y, batch);
     }
-}
-
-// 2. c_24 = sum over the row of s^2 in DST[0]: the first batch fills DST[0..3], later ones DST[1..3]
-ALWI void sum_of_squares(uint32_t row_tiles) {
-    DeviceZoneScopedN("add_norm.squares");
-    tile_regs_acquire();
-    reconfig_data_format_srca(cb_sum);
-    for (uint32_t j = 0; j < row_tiles;) {
-        const uint32_t first_dst = j == 0 ? 0 : 1;
-        const uint32_t n = smaller(kDstTiles - first_dst, row_tiles - j);
-        copy_init(cb_sum);
-        for (uint32_t i = 0; i < n; ++i) copy_tile(cb_sum, j + i, first_dst + i);
-        mul_binary_tile_init();
-        for (uint32_t i = 0; i < n; ++i) mul_binary_tile(first_dst + i, first_dst + i, first_dst + i);
-        if (n > 1 || first_dst == 1) {
-            add_binary_tile_init();
-            for (uint32_t i = first_dst == 0 ? 1 : 0; i < n; ++i) add_binary_tile(0, first_dst + i, 0);
-        }
-        j += n;
-    }
-    pack_batch(cb_sq, 1);
-}
-
-// 3. c_25 = rsqrt(row total / width + eps), the same value in every column of its row
-ALWI void inverse_rms(uint32_t inv_width_bits, uint32_t eps_bits) {
-    cb_wait_front(cb_sq, 1);
-    tile_regs_acquire();
-    reconfig_data_format(cb_ones, cb_sq);
-    matmul_init(cb_sq, cb_ones, 0);
-    matmul_tiles(cb_sq, cb_ones, 0, 0, 0);
-    binop_with_scalar_tile_init();
-    mul_unary_tile(0, inv_width_bits);
-    fill_tile_init();
-    fill_tile_bitcast(1, eps_bits);
-    add_binary_tile_init();
-    add_binary_tile(0, 1, 0);
-    rsqrt_tile_init();
-    rsqrt_tile(0);
-    pack_batch(cb_rs, 1);
-    cb_pop_front(cb_sq, 1);
 }
 
 // 4. out = s * (1 + w) * rs
@@ -158,8 +104,11 @@ void kernel_main() {
     for (uint32_t unit = 0; unit < num_units; ++unit) {
         add_rows<batch>(row_tiles);
         cb_wait_front(cb_sum, row_tiles);
-        sum_of_squares(row_tiles);
-        inverse_rms(inv_width_bits, eps_bits);
+        {
+            DeviceZoneScopedN("add_norm.squares");
+            rms_steps::sum_of_squares(cb_sum, row_tiles, cb_sq);  // 2. c_24: the row's sum of s^2
+        }
+        rms_steps::inverse_rms(cb_sq, cb_ones, cb_rs, inv_width_bits, eps_bits);  // 3. c_25: rs
         scale_rows<batch>(row_tiles);
         cb_pop_front(cb_sum, row_tiles);
     }

@@ -19,32 +19,11 @@
 //   of squares (fp32), c_25 rs (fp32); c_16 y (a batch at a time).
 #include "api/compute/compute_kernel_api.h"
 #include "api/compute/compute_kernel_hw_startup.h"
-#include "api/compute/eltwise_binary.h"
-#include "api/compute/eltwise_binary_sfpu.h"
-#include "api/compute/eltwise_unary/binop_with_scalar.h"
-#include "api/compute/eltwise_unary/fill.h"
-#include "api/compute/eltwise_unary/rsqrt.h"
-#include "api/compute/matmul.h"
-#include "api/compute/tile_move_copy.h"
+#include "rms_steps.h"
 
-namespace {
-
-constexpr uint32_t kDstTiles = 4;  // one acquire with fp32 accumulation
-
-ALWI uint32_t smaller(uint32_t a, uint32_t b) { return a < b ? a : b; }
-
-// Commit DST and pack its first `count` tiles into cb, one page each.
-ALWI void pack_batch(uint32_t cb, uint32_t count) {
-    tile_regs_commit();
-    tile_regs_wait();
-    pack_reconfig_data_format(cb);
-    cb_reserve_back(cb, count);
-    for (uint32_t i = 0; i < count; ++i) pack_tile(i, cb);
-    cb_push_back(cb, count);
-    tile_regs_release();
-}
-
-}  // namespace
+using rms_steps::kDstTiles;
+using rms_steps::pack_batch;
+using rms_steps::smaller;
 
 void kernel_main() {
     constexpr uint32_t cb_x = tt::CBIndex::c_0;
@@ -68,40 +47,9 @@ void kernel_main() {
     for (uint32_t unit = 0; unit < num_units; ++unit) {
         cb_wait_front(cb_x, group_tiles);
 
-        // 1. DST[0] = sum over the group of x^2: the first batch fills DST[0..3], later ones DST[1..3]
-        tile_regs_acquire();
-        reconfig_data_format_srca(cb_x);
-        for (uint32_t j = 0; j < group_tiles;) {
-            const uint32_t first_dst = j == 0 ? 0 : 1;
-            const uint32_t n = smaller(kDstTiles - first_dst, group_tiles - j);
-            copy_init(cb_x);
-            for (uint32_t i = 0; i < n; ++i) copy_tile(cb_x, j + i, first_dst + i);
-            mul_binary_tile_init();
-            for (uint32_t i = 0; i < n; ++i) mul_binary_tile(first_dst + i, first_dst + i, first_dst + i);
-            if (n > 1 || first_dst == 1) {
-                add_binary_tile_init();
-                for (uint32_t i = first_dst == 0 ? 1 : 0; i < n; ++i) add_binary_tile(0, first_dst + i, 0);
-            }
-            j += n;
-        }
-        pack_batch(cb_sq, 1);
-
-        // 2. rs = rsqrt(row total / width + eps), the same value in every column of its row
-        cb_wait_front(cb_sq, 1);
-        tile_regs_acquire();
-        reconfig_data_format(cb_ones, cb_sq);
-        matmul_init(cb_sq, cb_ones, 0);
-        matmul_tiles(cb_sq, cb_ones, 0, 0, 0);
-        binop_with_scalar_tile_init();
-        mul_unary_tile(0, inv_width_bits);
-        fill_tile_init();
-        fill_tile_bitcast(1, eps_bits);
-        add_binary_tile_init();
-        add_binary_tile(0, 1, 0);
-        rsqrt_tile_init();
-        rsqrt_tile(0);
-        pack_batch(cb_rs, 1);
-        cb_pop_front(cb_sq, 1);
+        // 1. c_24 = the row's sum of squares; 2. c_25 = rs, the same value in every column of its row
+        rms_steps::sum_of_squares(cb_x, group_tiles, cb_sq);
+        rms_steps::inverse_rms(cb_sq, cb_ones, cb_rs, inv_width_bits, eps_bits);
         cb_wait_front(cb_rs, 1);
 
         // 3. y = x * rs * weight (* silu(z))
