@@ -75,11 +75,11 @@ def test_a_mesh_that_cannot_split_the_model_is_refused_with_the_sizes_that_work(
     assert code == 2 and "--backend sim" in err
 
 
-def test_a_cached_mesh_run_equals_its_cold_run_and_every_byte_is_counted():
-    """As on one chip (test_device_stack): the warm run resumes at a block boundary where the cold run also cuts
-    a chunk, so both run the same programs on the same values (bit-identical logits); the hit's checkpoint is
-    the composed logical state, split again over the chips when it goes down."""
-    options = EngineOptions(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1)
+def cached_and_cold_runs(options: EngineOptions):
+    """A warm 1x2 engine's prefix hit and a cold engine's run of the same prompt, checked as on one chip
+    (test_device_stack): nothing left on any chip after a request, every byte the mesh moved counted in the
+    results, bit-identical logits and final GDN states. Returns (warm engine, first prompt, second prompt, the
+    shared prefix)."""
     rng = np.random.default_rng(12)
     prefix = rng.integers(0, TINY.vocab_size, 128).tolist()
     first, second = prefix + rng.integers(0, 1024, 20).tolist(), prefix + rng.integers(0, 1024, 30).tolist()
@@ -101,6 +101,15 @@ def test_a_cached_mesh_run_equals_its_cold_run_and_every_byte_is_counted():
     for i in TINY.gdn_layers:
         np.testing.assert_array_equal(cached.state.recurrent_states[i].numpy(), cold.state.recurrent_states[i].numpy())
         np.testing.assert_array_equal(cached.state.conv_states[i].numpy(), cold.state.conv_states[i].numpy())
+    return warm, first, second, prefix
+
+
+def test_a_cached_mesh_run_equals_its_cold_run_and_every_byte_is_counted():
+    """As on one chip (test_device_stack): the warm run resumes at a block boundary where the cold run also cuts
+    a chunk, so both run the same programs on the same values (bit-identical logits); the hit's checkpoint is
+    the composed logical state, split again over the chips when it goes down."""
+    cached_and_cold_runs(EngineOptions(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1,
+                                       tp_scheme="all_reduce"))
 
 
 @pytest.mark.parametrize("shape", [(1, 4), (2, 2)])

@@ -6,12 +6,11 @@ rows, a reduce_scatter of the padded partial sums)."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
 from test_hf_oracle import TINY, WEIGHTS, _hf_last_logits, write_tiny_model
+from test_mesh_prefill import _prefill_json, _tiles, cached_and_cold_runs
 
 from ttprefill import cli
 from ttprefill.device.mesh import SimMesh
@@ -23,21 +22,10 @@ TILE, PAGE_VALUES, BF16_TILE = 32, 1024, 2048
 RS = "reduce_scatter"
 
 
-def _prefill_json(capsys, *argv) -> dict:
-    code = cli.main(["prefill", "--json", "--backend", "sim", *argv])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def _rows_a_chip(tokens: int, chips: int) -> int:
     """Each chip's share of a chunk's tokens, padded to whole tile rows (written out here, not taken from the code)."""
     rows = -(-tokens // chips)
     return -(-rows // TILE) * TILE
-
-
-def _tiles(rows, cols):
-    return -(-rows // TILE) * -(-cols // TILE)
 
 
 def test_prefill_reduce_scatter_1x2_matches_one_chip_and_transformers(tmp_path, capsys):
@@ -108,28 +96,8 @@ def test_a_cached_run_equals_its_cold_run_and_its_checkpoints_are_the_logical_st
     """The warm run resumes at a block boundary where the cold run also cuts a chunk: the same programs on the same
     values, bit-identical logits and states. The checkpoint the hit restored is the model's whole GDN state (the
     shapes one chip keeps, the values of the all_reduce split and of one chip within bf16), so any mesh restores it."""
-    options = EngineOptions(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1, tp_scheme=RS)
-    rng = np.random.default_rng(12)
-    prefix = rng.integers(0, TINY.vocab_size, 128).tolist()
-    first, second = prefix + rng.integers(0, 1024, 20).tolist(), prefix + rng.integers(0, 1024, 30).tolist()
-    warm = Engine(TINY, WEIGHTS, backend="sim", options=options, device=SimMesh((1, 2)))
-    mesh = warm.model.device
-    resident = mesh.dram_bytes_in_use()
-    warm.prefill(first)
-    assert mesh.dram_bytes_in_use() == resident  # a finished request leaves nothing behind on any chip
-    before = mesh.host_traffic.as_dict()
-    cached = warm.prefill(second)
-    after = mesh.host_traffic.as_dict()
-    assert cached.cached_tokens == 128 and cached.checkpoint_bytes_down > 0
-    moved = {d: sum(after[d].values()) - sum(before[d].values()) for d in after}
-    assert moved["to_device"] == cached.host_bytes_down + cached.checkpoint_bytes_down
-    assert moved["to_host"] == cached.host_bytes_up + cached.checkpoint_bytes_up
-    cold = Engine(TINY, WEIGHTS, backend="sim", options=options, device=SimMesh((1, 2))).prefill(second)
-    assert cold.cached_tokens == 0
-    np.testing.assert_array_equal(cached.last_logits, cold.last_logits)
-    for i in TINY.gdn_layers:
-        np.testing.assert_array_equal(cached.state.recurrent_states[i].numpy(), cold.state.recurrent_states[i].numpy())
-        np.testing.assert_array_equal(cached.state.conv_states[i].numpy(), cold.state.conv_states[i].numpy())
+    warm, first, second, prefix = cached_and_cold_runs(
+        EngineOptions(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1, tp_scheme=RS))
     # the checkpoint at 128 against one chip's and the fp64 reference's state there
     hit = warm.cache.lookup(second[:129])
     try:
