@@ -29,6 +29,9 @@ class Capabilities:
     holds_data: bool  # tensors carry values (False: layout only, nothing can run)
     has_mesh: bool  # more than one chip runs each program
     mesh_shape: tuple[int, int] = (1, 1)
+    # Fresh allocations read as zero (the simulator's rule). A card's hold whatever DRAM held before: a caller
+    # that relies on rows no program writes being zero asks allocate_zeroed there.
+    zeroes_allocations: bool = True
 
 
 @dataclass

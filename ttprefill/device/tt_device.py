@@ -321,7 +321,7 @@ class TTDevice:
         self._inbound: dict[int, tuple] = {}
         chips = self.mesh.get_num_devices()
         self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
-                                         mesh_shape=tuple(mesh_shape))
+                                         mesh_shape=tuple(mesh_shape), zeroes_allocations=False)
 
     def close(self) -> None:
         if getattr(self, "mesh", None) is not None:
@@ -354,18 +354,32 @@ class TTDevice:
         self._by_address[t.address] = t
         return t
 
-    def allocate(self, shape: tuple[int, ...], data_format: DataFormat, placements=REPLICATE) -> TTTensor:
-        """A tensor of per-chip `shape` on every chip (one MeshBuffer); `placements` says how its shards compose."""
-        ttnn = self._ttnn
+    def _checked(self, shape, placements) -> tuple[tuple[int, ...], tuple]:
         shape = tuple(int(s) for s in shape)
         if len(shape) < 2 or any(s <= 0 for s in shape):
             raise ValueError(f"device tensors need at least 2 positive dims, got {shape}")
         placements = check_placements(placements, len(shape))
         if self.num_chips == 1 and placements != REPLICATE:
             raise ValueError("a one-chip device holds whole tensors; allocate without placements")
+        return shape, placements
+
+    def allocate(self, shape: tuple[int, ...], data_format: DataFormat, placements=REPLICATE) -> TTTensor:
+        """A tensor of per-chip `shape` on every chip (one MeshBuffer); `placements` says how its shards compose.
+        Its values are whatever DRAM held (allocate_zeroed for zeros)."""
+        ttnn = self._ttnn
+        shape, placements = self._checked(shape, placements)
         tt_tensor = ttnn.allocate_tensor_on_device(
             ttnn.Shape(shape), ttnn_data_type(ttnn, data_format), ttnn.TILE_LAYOUT, self.mesh, ttnn.DRAM_MEMORY_CONFIG
         )
+        return self._wrap(shape, data_format, tt_tensor, placements)
+
+    def allocate_zeroed(self, shape: tuple[int, ...], data_format: DataFormat, placements=REPLICATE) -> TTTensor:
+        """allocate, every value zero (ttnn.zeros on the mesh): DRAM keeps a freed tensor's data, and a caller
+        may rely on rows no program writes being zero (the device stack's padded partial sums)."""
+        ttnn = self._ttnn
+        shape, placements = self._checked(shape, placements)
+        tt_tensor = ttnn.zeros(ttnn.Shape(shape), dtype=ttnn_data_type(ttnn, data_format), layout=ttnn.TILE_LAYOUT,
+                               device=self.mesh, memory_config=ttnn.DRAM_MEMORY_CONFIG)
         return self._wrap(shape, data_format, tt_tensor, placements)
 
     @property

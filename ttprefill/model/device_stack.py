@@ -289,8 +289,11 @@ class Scratch:
     def __init__(self, device):
         self.device, self.tensors = device, []
 
-    def alloc(self, shape, fmt=BF16) -> DeviceTensor:
-        self.tensors.append(self.device.allocate(tuple(shape), fmt))
+    def alloc(self, shape, fmt=BF16, zeroed: bool = False) -> DeviceTensor:
+        """zeroed: every value zero, also on a device whose fresh allocations are not (a card)."""
+        zero_it = zeroed and not self.device.capabilities.zeroes_allocations
+        allocate = self.device.allocate_zeroed if zero_it else self.device.allocate
+        self.tensors.append(allocate(tuple(shape), fmt))
         return self.tensors[-1]
 
     def upload(self, array, fmt) -> DeviceTensor:
@@ -411,7 +414,10 @@ class LayerRunner:
         from ttprefill.model.tensor_parallel_device import first_rows
         from ttprefill.ops.linear import linear
 
-        partial = s.alloc((self.split.padded_tokens(x.tokens), w.n_out))  # padding rows stay zero
+        # The rows past a's are the padding of the reduce_scatter split: no program writes them, and they go
+        # into the last chip's residual rows, so they must hold zeros.
+        rows = self.split.padded_tokens(x.tokens)
+        partial = s.alloc((rows, w.n_out), zeroed=rows > a.shape[0])
         linear(self.device, a, w, first_rows(partial, a.shape[0]), fidelity=self.matmul_fidelity.of(role),
                reports=self.r("matmul"))
         total = self.split.reduce(s, partial)

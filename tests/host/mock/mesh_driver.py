@@ -135,6 +135,11 @@ def _shards(dev: TTDevice) -> dict:
         out["other_width_view"] = str(e)
     for x in (t, dst):
         dev.free(x)
+    zeroed = dev.allocate_zeroed((64, 96), BF16, shard_placements(0))  # ttnn.zeros on the mesh
+    out["zeroed"] = {"pages": zeroed.num_pages, "shape": list(zeroed.shape), "global_shape": list(zeroed.global_shape),
+                     "values": sorted({float(v) for a in dev.download_shards(zeroed) for v in np.unique(a)})}
+    dev.free(zeroed)
+    out["zeroes_allocations"] = dev.capabilities.zeroes_allocations
     return out
 
 

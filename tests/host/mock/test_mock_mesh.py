@@ -170,3 +170,16 @@ def test_a_program_may_name_a_view_of_a_tensors_first_rows_but_not_of_another_wi
     e = _no_error(m["shards"])
     assert e["view_program"] == {"dispatched": True, "pages": 2 * 3}
     assert "nor a view of the first rows of one" in e["other_width_view"]
+
+
+def test_a_zeroed_allocation_goes_through_ttnn_zeros_on_every_chip(mesh_report):
+    """The card's fresh allocations hold old DRAM data (the capability says so), so the device stack asks for
+    zeros where it relies on them: ttnn.zeros on the mesh, accepted with the tile layout the program builders
+    expect (6 bf16 tiles a chip for [64, 96]) and the placements asked for. The mock reads zeros whatever the
+    data, so the values are recorded, not a proof of the fill."""
+    (rows, cols), _, m = _first(mesh_report)
+    shards = _no_error(m["shards"])
+    assert shards["zeroes_allocations"] is False
+    z = shards["zeroed"]
+    assert z["pages"] == 6 and z["shape"] == [64, 96] and z["global_shape"] == [64 * rows * cols, 96]
+    assert z["values"] == [0.0]
