@@ -300,6 +300,10 @@ class Scratch:
         self.tensors.append(self.device.upload(np.ascontiguousarray(array), fmt))
         return self.tensors[-1]
 
+    def write(self, tensor: DeviceTensor, array) -> None:
+        """The whole array into a tensor the scratch holds (a mesh's: split by the tensor's placements)."""
+        self.device.write(tensor, np.ascontiguousarray(array))
+
     def free(self) -> None:
         for t in self.tensors:
             self.device.free(t)
@@ -312,12 +316,17 @@ class InputBuffer(Scratch):
     the tensor waits for it; elsewhere (the simulator) it is written at once, the same bytes."""
 
     def upload(self, array, fmt) -> DeviceTensor:
-        write_ahead = getattr(self.device, "write_ahead", None)
-        if write_ahead is None:
+        if getattr(self.device, "write_ahead", None) is None:
             return super().upload(array, fmt)
         t = self.alloc(np.shape(array), fmt)
-        write_ahead(t, np.ascontiguousarray(array))
+        self.write(t, array)
         return t
+
+    def write(self, tensor: DeviceTensor, array) -> None:
+        write_ahead = getattr(self.device, "write_ahead", None)
+        if write_ahead is None:
+            return super().write(tensor, array)
+        write_ahead(tensor, np.ascontiguousarray(array))
 
 
 @dataclass

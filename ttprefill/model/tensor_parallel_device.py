@@ -337,8 +337,11 @@ class MeshSplit(OneChip):
         split = TokenShards(len(rows), self.chips)
         padded = np.zeros((split.padded, rows.shape[1]), np.float32)
         padded[:len(rows)] = rows
-        x = self.mesh.upload(padded, BF16, self.stacked)  # chip c its rows c R .. (c + 1) R - 1
+        # chip c its rows c R .. (c + 1) R - 1, written through the scratch: an InputBuffer (the next chunk's)
+        # issues the write on a card's transfer queue, beside the programs
+        x = self.mesh.allocate((split.rows, rows.shape[1]), BF16, self.stacked)
         scratch.tensors.append(x)
+        scratch.write(x, padded)
         return Residual(x, len(rows))
 
     def reduce(self, scratch, partial):
