@@ -1,6 +1,8 @@
 """`ttprefill prefill --mesh RxC` on one backend, with what the executor was asked to do recorded:
 
-    python prefill_driver.py sim|tt RxC MODEL TOKENS_FILE CHUNK report.json
+    python prefill_driver.py sim|tt RxC MODEL TOKENS_FILE CHUNK report.json [SCHEME]
+
+SCHEME: the mesh's collective scheme (prefill --scheme), all_reduce unless given.
 
 Runs the CLI as a user would (a preset with its seeded weights: "tiny", or "tiny-8way", the tiny preset with
 heads enough for eight chips, registered here) and records, in order, every program the
@@ -154,7 +156,7 @@ def simulate_first_chip_only(cls) -> None:
     cls.__init__ = timing_only
 
 
-def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str) -> None:
+def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str, scheme: str = "all_reduce") -> None:
     from ttprefill import cli
 
     register_tiny_8way()
@@ -179,9 +181,9 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
     t0 = time.perf_counter()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            # the all_reduce scheme: the collectives test_mock_prefill derives (the default may be another)
+            # named, not the default: test_mock_prefill derives the all_reduce scheme's collectives
             code = cli.main(["prefill", "--json", "--backend", backend, "--mesh", mesh, "--model", model,
-                             "--tokens", tokens, "--chunk", chunk, "--scheme", "all_reduce"])
+                             "--tokens", tokens, "--chunk", chunk, "--scheme", scheme])
         report["exit_code"] = code
         report["stderr"] = err.getvalue()[-4000:]
         lines = out.getvalue().strip().splitlines()
@@ -195,4 +197,4 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:7])
+    main(*sys.argv[1:8])
