@@ -188,7 +188,8 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
                 embedding_uploads[n] = link.issue(HostTransfer("embeddings", "down", x.rows.nbytes, x.rows.page_size))
             link.wait([embedding_uploads.pop(n)])  # the chunk's first program needs its input
             if n + 1 < len(plan):  # the next chunk's, into the second input buffer (its last reader is done)
-                nbytes = split.residual_rows(plan[n + 1].num_tokens) * config.hidden_size * 2  # bf16 tiles, as x
+                rows = -(-split.residual_rows(plan[n + 1].num_tokens) // TILE) * TILE  # whole tile rows, as x's
+                nbytes = rows * config.hidden_size * 2  # bf16 tiles
                 embedding_uploads[n + 1] = link.issue(HostTransfer("embeddings", "down", nbytes, x.rows.page_size))
             once = OpTimes()  # per chunk, not per layer: the page table update, the model's ends
             table.sync(range(pages), -(-(start + T) // o.block_tokens), reports=runner(once).r("rest"))
