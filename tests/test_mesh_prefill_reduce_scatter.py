@@ -60,7 +60,8 @@ def test_prefill_reduce_scatter_1x2_matches_one_chip_and_transformers(tmp_path, 
 @pytest.mark.parametrize("shape", [(1, 4), (2, 2)])
 def test_four_chips_split_by_tokens_against_the_fp64_reference(shape):
     """Four chips: the 36-token second chunk is padded to 4 x 32 rows, so its last token lives on chip 1 (of 0..3),
-    whose final-norm tile row the head gathers; on 2x2 the gathers run along the columns, then the rows. Logits and
+    whose final-norm tile row the head gathers; on 2x2 the gathers run along the columns, then the rows, the
+    reduce-scatters along the rows, then the columns (a wrong order would permute the token rows). Logits and
     the composed GDN states (the model's logical state) against the fp64 reference."""
     tokens = np.random.default_rng(3).integers(0, TINY.vocab_size, 100).tolist()
     ref = ReferenceModel(TINY, WEIGHTS, dtype=torch.float64, gdn_chunk=64)
@@ -75,9 +76,11 @@ def test_four_chips_split_by_tokens_against_the_fp64_reference(shape):
                           (result.state.conv_states[i], ref_state.conv_states[i])):
             assert got.shape == want.shape
             assert pcc(want.numpy().ravel(), got.numpy().ravel()) >= 0.999
-    gathers_a_gather = 2 if shape == (2, 2) else 1  # a 1-D fabric gathers one mesh axis at a time
+    # a 1-D fabric runs a collective over one mesh axis at a time: on 2x2 the reduce-scatter along the rows then
+    # the columns (the chunks in row-major chip order), the gather along the columns then the rows
+    gathers_a_gather = scatters_a_reduce = 2 if shape == (2, 2) else 1
     count = eng.model.collectives.count
-    assert count["reduce_scatter"] == 2 * 2 * TINY.num_layers
+    assert count["reduce_scatter"] == scatters_a_reduce * 2 * 2 * TINY.num_layers
     assert count["all_gather"] == gathers_a_gather * (2 * 2 * TINY.num_layers + 2)
 
 

@@ -513,8 +513,9 @@ def _collective_stages(kind: str, nbytes: float, mesh_shape: tuple[int, int], to
                        costs: str, schedule: str) -> float:
     """Seconds of one collective over every chip of the mesh.
 
-    "axis_by_axis": as the simulated mesh runs a whole-mesh collective (device/mesh.py SimMesh.axes: columns
-    first); an all-gather's second stage gathers the first stage's output, a reduce-scatter's the chunks the
+    "axis_by_axis": one mesh axis after the other, as the mesh split runs them: a reduce-scatter rows first
+    (tensor_parallel_device.scatter_axes), the others columns first (device/mesh.py SimMesh.axes); an
+    all-gather's second stage gathers the first stage's output, a reduce-scatter's the chunks the
     first left, an all-reduce reduces the whole tensor on each axis.
     "hierarchical" (all-reduce on a 2-D mesh; what a stack can run with cluster_axis collectives): a
     reduce-scatter along the rows' chips (axis 1), an all-reduce of its 1/cols chunk along axis 0, an
@@ -528,7 +529,10 @@ def _collective_stages(kind: str, nbytes: float, mesh_shape: tuple[int, int], to
     if schedule == "hierarchical" and kind == "all_reduce" and rows > 1 and cols > 1:
         return one("reduce_scatter", nbytes, cols) + one("all_reduce", nbytes / cols, rows) + \
             one("all_gather", nbytes / cols, cols)
-    axes = [a for a in (1, 0) if mesh_shape[a] > 1] or [1]
+    # the token split's reduce-scatter runs rows first (tensor_parallel_device.scatter_axes), so its chunks land
+    # in row-major chip order; the other collectives columns first, as the simulated mesh runs a whole-mesh one
+    order = (0, 1) if kind == "reduce_scatter" else (1, 0)
+    axes = [a for a in order if mesh_shape[a] > 1] or [1]
     seconds = 0.0
     for axis in axes:
         n = mesh_shape[axis]

@@ -346,13 +346,21 @@ class MeshSplit(OneChip):
 
     def reduce(self, scratch, partial):
         """The sum over chips of a row-parallel projection's partial outputs: all of it on every chip
-        (all_reduce), or each chip its own rows of it (reduce_scatter over the tokens, dim 0, chips row-major)."""
-        if self.splits_tokens:
-            kind, total = "reduce_scatter", self.mesh.reduce_scatter(partial, dim=0)
-        else:
-            kind, total = "all_reduce", self.mesh.all_reduce(partial)
-        scratch.tensors.append(total)
-        self.collectives.add(kind, self.mesh.last_report, partial.nbytes)
+        (all_reduce), or each chip its own rows of it (reduce_scatter over the tokens, dim 0, chips row-major).
+        The reduce-scatter runs one mesh axis at a time, rows first: along axis 0 chip (r, c) keeps block r of its
+        column's sum, along axis 1 sub-block c of that over its row, so chip r * cols + c ends with rows block
+        r * cols + c, the order the token split needs (a whole-mesh call leaves the order to ttnn)."""
+        if not self.splits_tokens:
+            total = self.mesh.all_reduce(partial)
+            scratch.tensors.append(total)
+            self.collectives.add("all_reduce", self.mesh.last_report, partial.nbytes)
+            return total
+        total = partial
+        for axis in scatter_axes(self.mesh.capabilities.mesh_shape):
+            nbytes = total.nbytes
+            total = self.mesh.reduce_scatter(total, dim=0, cluster_axis=axis)
+            scratch.tensors.append(total)
+            self.collectives.add("reduce_scatter", self.mesh.last_report, nbytes)
         return total
 
     def gather(self, scratch, normed):
@@ -399,6 +407,12 @@ class CollectiveShapes(OneChip):
         if self.splits_tokens:
             return scratch.alloc((partial.shape[0] // self.chips, partial.shape[1]))
         return partial
+
+
+def scatter_axes(mesh_shape: tuple[int, int]) -> list[int]:
+    """The mesh axes the token split's reduce-scatter runs over, in order: rows (axis 0) first, so the chunks
+    land in row-major chip order; the all-gather that undoes it runs columns first (MeshSplit._gather)."""
+    return [a for a in (0, 1) if mesh_shape[a] > 1]
 
 
 def chip_split(config: ModelConfig, device, scheme: str = DEFAULT_SCHEME) -> OneChip:
