@@ -99,3 +99,9 @@ def test_conv_units_have_the_kernels_field_count():
 
     units = conv_units(GdnDims(2, 4, 64, 64), 100)
     assert units and all(len(u) == _cxx(GDN / "conv_consts.h")["kConvUnitArgs"] for u in units)
+
+
+@pytest.mark.parametrize("kernel", ["norm/rms_steps.h", "gdn/gdn_compute.h"])
+def test_the_fp32_dst_batch_of_the_kernels_is_hw_py(kernel):
+    """Kernels that fill DST with fp32 accumulation batch by hw.DST_TILES_FP32, the planners' one figure."""
+    assert _cxx(REPO / "kernels" / kernel)["kDstTiles"] == hw.DST_TILES_FP32

@@ -22,6 +22,7 @@ from ttprefill.device.program import (
     Program,
     Role,
 )
+from ttprefill.hw import DST_TILES_BF16
 
 CALIBRATION_KERNELS = "calibration"
 # Agreement the timing model must reach on every held-out point (modeled / published time).
@@ -187,8 +188,8 @@ TILE = 32
 # the first that divides the output block is taken; all of them fit bf16 DST's 8 tiles.
 _SUBBLOCK_CHOICES = [(4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),
                      (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1)]
-# tt-metal's DST_TILES for bf16 DST (fp32_dest_acc_en off): the Qwen demo's sub-block budget.
-_DST_TILES_BF16 = 8
+# bf16 DST (fp32_dest_acc_en off): the Qwen demo's sub-block budget (hw.py).
+_DST_TILES_BF16 = DST_TILES_BF16
 
 
 def gemm_flops_config(m: int, k: int, n: int, in0_block_w_div: int, out_blocks_h: int, out_blocks_w: int) -> dict:

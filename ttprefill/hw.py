@@ -50,6 +50,12 @@ NUM_CIRCULAR_BUFFERS = 32
 MAX_SEMAPHORES = 16  # per core (tt::tt_metal::NUM_SEMAPHORES)
 SEMAPHORE_STRIDE = 16  # bytes between a core's semaphores in the simulator's L1
 
+# ---- DST (the math engine's destination register)
+# Tiles one DST acquire may use while the packer drains the other half (half-sync): 8 bf16 tiles, or 4 with fp32
+# accumulation; the simulator enforces it (sim/src/compute.cpp require_dst_index), tt-metal's sub-block
+# choices assume it.
+DST_TILES_BF16, DST_TILES_FP32 = 8, 4
+
 # ---- DRAM
 DRAM_BANKS = 12
 # GDDR6 per Wormhole chip (WORMHOLE.md, DRAMTile/README.md): what a device-resident cache can hold at most.

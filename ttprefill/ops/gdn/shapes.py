@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.device.tensor import DeviceTensor
+from ttprefill.hw import DST_TILES_FP32
 
 TILE = 32
 # The chunk the scan runs at unless told otherwise (the module docstring of ttprefill.ops.gdn says why 64).
@@ -21,8 +22,8 @@ EPS = 1e-6
 PREP_CONST_TILES = 9
 # Diagonal tiles of T inverted side by side (kernels/gdn/scan_prep_chunk.h: kInverseLanes).
 INVERSE_LANES = 2
-# DST tiles per acquire with fp32 accumulation.
-DST_TILES = 4
+# DST tiles per acquire with fp32 accumulation (hw.py).
+DST_TILES = DST_TILES_FP32
 # Gate-vector quantities without the per-tile-boundary ones (kernels/gdn/gate_vectors.h: kFromTileEnd).
 GATE_VECTOR_KINDS_BASE = 7
 

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from ttprefill.device.mesh_timing import fused_matmul_grid
 from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
 
-from .planner import DST_TILES_BF16, K_BLOCK_WIDTHS
+from ttprefill.hw import DST_TILES_BF16
+
+from .planner import K_BLOCK_WIDTHS
 from .shapes import TILE
 
+# A choice, not a hardware limit: output blocks of at most 8 tile rows keep the matmul's input CBs in L1 at
+# the fused op's widths (checked only on the mock, which lays out CBs but runs nothing; an estimate, 4-8).
 MAX_OUT_BLOCK_TILE_ROWS = 8
 
 

@@ -30,15 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat, MathFidelity
-from ttprefill.hw import GRID_X, GRID_Y, L1_CB_BUDGET_BYTES, cb_aligned
+from ttprefill.hw import DST_TILES_BF16, DST_TILES_FP32, GRID_X, GRID_Y, L1_CB_BUDGET_BYTES, cb_aligned
 from ttprefill.ops.upstream.matmul_mcast import INPUT_BUFFERING  # the factory's input double-buffering
 
 from .shapes import LinearShape, LinearShapeError
 
 K_BLOCK_WIDTHS = (4, 2, 1)  # in order of preference (see above)
-# Half of DST per acquire (the packer drains one half while math fills the other): 8 bf16 or 4 fp32 tiles,
-# as the simulator enforces (sim/src/compute.cpp, require_dst_index) and tt-metal's sub-block choice assumes.
-DST_TILES_BF16, DST_TILES_FP32 = 8, 4
 # The dense op's fidelity when a caller names none: HiFi2, tt-transformers' default for its prefill projections
 # with bf16 and bfp8 weights. The engine names one per projection (ops/linear/fidelity.py, ProjectionFidelity).
 DEFAULT_FIDELITY = MathFidelity.HiFi2

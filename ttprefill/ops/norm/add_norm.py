@@ -34,7 +34,7 @@ from ttprefill.device.program import (
     split_units,
 )
 from ttprefill.device.tensor import DeviceTensor
-from ttprefill.hw import L1_CB_BUDGET_BYTES, cb_aligned
+from ttprefill.hw import DST_TILES_FP32, L1_CB_BUDGET_BYTES, cb_aligned
 
 from .norm import NormWeight
 from .planner import ACTIVATION_FORMAT, WEIGHT_FORMAT
@@ -45,7 +45,7 @@ KERNELS = KERNELS_DIR / "norm"
 CB_X, CB_Y, CB_WEIGHT, CB_ONES, CB_SUM, CB_OUT, CB_SUM_OUT, CB_SQ, CB_RS = 0, 1, 2, 3, 4, 16, 17, 24, 25
 # The FPU products take TF32 operands from srcA/srcB: HiFi4 keeps every bit they hold (as rms_norm).
 FIDELITY = MathFidelity.HiFi4
-MAX_DST_BATCH = 4  # fp32 tiles one DST acquire holds
+MAX_DST_BATCH = DST_TILES_FP32  # fp32 tiles one DST acquire holds (hw.py)
 
 
 @dataclass(frozen=True)
