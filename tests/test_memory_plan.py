@@ -179,3 +179,40 @@ def test_a_requests_page_table_is_counted(sim):
             table.free()
         assert plan_memory(config, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=256,
                            kv_pages=pages).parts["page_table"] == taken
+
+
+@pytest.mark.parametrize("mesh_shape", [(1, 2), (2, 2)])
+@pytest.mark.parametrize("scheme", ["all_reduce", "reduce_scatter"])
+def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak(mesh_shape, scheme):
+    """The plan's per-chip activations under each tensor-parallel scheme against the simulated chips' own
+    high-water mark of live tensor bytes over one chunk (the device stack on a SimMesh, timing only): the bytes
+    above what stays resident after the chunk. 200 tokens: the reduce_scatter split pads them (to 256 rows on
+    either mesh), so the padded gather, partial sum and scatter outputs differ from the unpadded rows."""
+    from ttprefill.device.mesh import SimMesh
+    from ttprefill.model.device_stack import DeviceStack
+    from ttprefill.model.memory_plan import activation_bytes
+    from ttprefill.model.stack import ChunkContext
+    from ttprefill.model.weights import random_weights
+    from ttprefill.options import EngineOptions
+
+    import numpy as np
+
+    cfg, o, tokens, page_tokens = get_preset("tiny"), EngineOptions(), 200, 256
+    mesh = SimMesh(mesh_shape, timing_only=True)
+    stack = DeviceStack(cfg, random_weights(cfg, seed=3), mesh, num_pages=2, page_tokens=page_tokens,
+                        weight_format="bfp8", gdn_chunk=o.gdn_chunk, gdn_fidelity=o.gdn_fidelity,
+                        attention_fidelity=o.attention_fidelity, page_format=o.kv_page_format, tp_scheme=scheme)
+    try:
+        for chip in mesh.chips:
+            chip.reset_tensor_bytes_high_water()
+        stack.forward(np.arange(tokens) % cfg.vocab_size, stack.new_state(), ChunkContext(0, tokens, (0,)),
+                      need_logits=False)
+        measured = [chip.tensor_bytes_high_water() - chip.tensor_bytes_in_use() for chip in mesh.chips]
+    finally:
+        stack.free()
+    # no checkpoint inside a chunk shorter than a block: the GDN block's one end-state slot
+    planned = activation_bytes(cfg, tokens, o.gdn_chunk, page_tokens, mesh_shape=mesh_shape, scheme=scheme)
+    assert len(set(measured)) == 1, measured  # every chip runs the same shapes
+    # tiny's widths are whole tiles and its attention rows a head the chunk's tile rows, so the count is exact;
+    # a tolerance would hide the schemes' difference (on 2x2 32 KB, under 3%)
+    assert planned == measured[0], (planned, measured[0])

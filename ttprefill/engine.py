@@ -112,7 +112,8 @@ class Engine:
         self.options = options
         o = options
         if backend in DEVICE_BACKENDS:
-            check_memory_plan(config, o, chips=mesh_chips(device))
+            check_memory_plan(config, o, chips=mesh_chips(device),
+                              mesh_shape=device.capabilities.mesh_shape if device is not None else None)
         if not config.attention_layers:
             # The prefix cache's pages are attention K/V: without attention layers there is nothing to page.
             raise EngineError(f"{config.name} has no attention layers; the engine serves hybrid models (its prefix "
@@ -346,17 +347,19 @@ def mesh_chips(device) -> int:
     return rows * cols
 
 
-def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 1) -> None:
+def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 1,
+                      mesh_shape: tuple[int, int] | None = None) -> None:
     """Refuses, with the plan's numbers, a model whose weights, cache budget and working set do not fit one
-    chip's DRAM (each chip's share when split tensor-parallel over `chips`); runs before any weight goes to
-    the device."""
+    chip's DRAM (each chip's share when split tensor-parallel over `chips`, a mesh of `mesh_shape`, (1, chips)
+    when None, under options.tp_scheme); runs before any weight goes to the device."""
     from ttprefill.model.memory_plan import MemoryPlanError, plan_memory
 
     try:
         pages = options.cache_budget_bytes // kv_page_bytes(config, options.block_tokens, options.kv_page_format)
         plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
                     chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=pages * options.block_tokens,
-                    gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens, kv_pages=pages).check()
+                    gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens, kv_pages=pages,
+                    mesh_shape=mesh_shape, scheme=options.tp_scheme).check()
     except MemoryPlanError as error:
         raise EngineError(f"{config.name} {error}") from None
 

@@ -125,7 +125,7 @@ def prefill_main(args) -> int:
             from ttprefill.model.tensor_parallel import TensorParallelPlan
 
             TensorParallelPlan(config, chips)  # a model the mesh cannot split is refused with the sizes that work
-        check_memory_plan(config, options, chips=chips)
+        check_memory_plan(config, options, chips=chips, mesh_shape=mesh)
 
     config, weights, key = load_model(args.model,
                                       before_weights=before_weights if args.backend in DEVICE_BACKENDS else None)

@@ -78,6 +78,9 @@ class SimDevice:
         # kernels' DRAM writes are dropped (sim/src/scheduler.cpp), so every other tensor reads as zeros:
         # zeros need neither host memory to upload nor to download (a 32k-token layer stays small).
         self._host_written: set[int] = set()
+        # Bytes of the live tensors (their pages, the allocator's per-bank rounding aside) and their highest
+        # value since reset_tensor_bytes_high_water: what a memory plan's working set is checked against.
+        self._tensor_bytes = self._tensor_bytes_high_water = 0
 
     # ------------------------------------------------------------------ tensors
     def allocate(self, shape: tuple[int, ...], data_format: DataFormat) -> DeviceTensor:
@@ -89,6 +92,8 @@ class SimDevice:
         # The page count lets the simulator refuse kernel reads of a bank's padding past the last page.
         t.address = self._device.dram_alloc(per_bank, t.num_pages, t.aligned_page_size)
         self._host_written.discard(t.address)
+        self._tensor_bytes += t.nbytes
+        self._tensor_bytes_high_water = max(self._tensor_bytes_high_water, self._tensor_bytes)
         return t
 
     def upload(self, array: np.ndarray, data_format: DataFormat) -> DeviceTensor:
@@ -137,6 +142,7 @@ class SimDevice:
         self._check_live(tensor)
         self._device.dram_free(tensor.address)
         self._host_written.discard(tensor.address)
+        self._tensor_bytes -= tensor.nbytes
         tensor.freed = True
 
     def _reads_as_zeros(self, tensor: DeviceTensor) -> bool:
@@ -146,6 +152,17 @@ class SimDevice:
 
     def dram_bytes_in_use(self) -> int:
         return self._device.dram_bytes_in_use()
+
+    def tensor_bytes_in_use(self) -> int:
+        """The live tensors' bytes (pages times page size), without the allocator's per-bank rounding."""
+        return self._tensor_bytes
+
+    def tensor_bytes_high_water(self) -> int:
+        """The most tensor_bytes_in_use has been since the last reset_tensor_bytes_high_water."""
+        return self._tensor_bytes_high_water
+
+    def reset_tensor_bytes_high_water(self) -> None:
+        self._tensor_bytes_high_water = self._tensor_bytes
 
     def _check_live(self, tensor: DeviceTensor) -> None:
         if tensor.device is not self:

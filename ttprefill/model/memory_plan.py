@@ -8,8 +8,8 @@ On the device a prefill keeps three things in DRAM at once:
   `cache_budget_bytes`, that the cache itself enforces);
 - one chunk's working set: the live GDN conv and recurrent states of every GDN layer, as the ping-pong pairs
   the device stack keeps (GdnDeviceState: the state a chunk reads and the one it writes; conv bf16, recurrent
-  fp32), and the chunk's activations: its residual stream and the largest block's temporaries
-  (activation_bytes);
+  fp32), and the chunk's activations: its residual stream and the largest block's temporaries, with the
+  tensor-parallel scheme's collective buffers on a mesh (activation_bytes);
 - what the chunk's host transfers hold while they run beside the programs (device_stack.PendingReads and
   InputBuffer): every GDN layer's checkpoint tensors until the chunk's end (checkpoint_read_bytes) and the
   next chunk's embeddings in a second input buffer (input_buffer_bytes);
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ttprefill.hw import DRAM_BANKS, DRAM_BYTES_PER_CHIP
 from ttprefill.model.config import ModelConfig
+from ttprefill.model.tensor_parallel import DEFAULT_SCHEME
 from ttprefill.model.weights import parameter_shapes
 
 TILE = 32
@@ -117,33 +118,32 @@ def page_table_bytes(config: ModelConfig, pages: int) -> int:
     return -(-tiles // DRAM_BANKS) * DRAM_BANKS * TILE * TILE * 4
 
 
-def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
-                     block_tokens: int | None = None) -> int:
-    """A chunk's device working set: its residual stream [T, hidden] for the whole chunk plus the largest
-    block's temporaries (the device stack frees each block's when it ends):
-      MLP        the normed copy, the gate and up outputs, down_proj's output;
-      attention  the normed copy, the fused q|gate|k|v projection, normed q and k, the per-head Q, gate and
-                 O, the chunk's K and V per head, the merged heads, o_proj's output;
-      GDN        the normed copy, qkv (pre- and post-conv), z, a, b, o, y, out_proj's output, g and beta,
-                 the scan's scratch, and the states at the chunk's checkpoints: at most one per block
-                 boundary inside it (per GDN chunk when block_tokens is None) and one at its end.
+def _block_temporaries(cfg: ModelConfig, chunk_tokens: int, gdn_chunk: int | None,
+                       block_tokens: int | None) -> int:
+    """The largest block's own temporaries on a chip holding `cfg`'s heads and MLP width, without its normed
+    input and its row-parallel projection's output (activation_bytes counts those by the scheme):
+      MLP        the gate and up outputs;
+      attention  the fused q|gate|k|v projection, normed q and k, the per-head Q, gate and O, the chunk's K and
+                 V per head, the merged heads;
+      GDN        qkv (pre- and post-conv), z, a, b, o, y, g and beta, the scan's scratch, and the states at the
+                 chunk's checkpoints: at most one per block boundary inside it (per GDN chunk when block_tokens
+                 is None) and one at its end.
     bf16 tiles but g, beta, the scan's scratch and the states (fp32)."""
     from ttprefill.device.program import DataFormat
     from ttprefill.ops.gdn import DEFAULT_CHUNK
     from ttprefill.ops.gdn.programs import scan_scratch_shapes
     from ttprefill.ops.gdn.shapes import ScanShape
 
-    cfg, rows = config, -(-chunk_tokens // TILE) * TILE
+    rows = -(-chunk_tokens // TILE) * TILE
 
     def bf16(*widths):
         return sum(_tiles(rows, w) for w in widths) * TILE_BYTES["bf16"]
 
-    H = cfg.hidden_size
-    blocks = [bf16(H, cfg.intermediate_size, cfg.intermediate_size, H)]
+    blocks = [bf16(cfg.intermediate_size, cfg.intermediate_size)]
     if cfg.attention_layers:
         Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
         per_head = (3 * Hq + 2 * Hkv) * _tiles(rows, D) * TILE_BYTES["bf16"]
-        blocks.append(bf16(H, Hq * 2 * D + 2 * Hkv * D, Hq * D, Hkv * D, Hq * D, H) + per_head)
+        blocks.append(bf16(Hq * 2 * D + 2 * Hkv * D, Hq * D, Hkv * D, Hq * D) + per_head)
     if cfg.gdn_layers:
         dims, C = cfg.gdn_dims, cfg.gdn_conv_channels
         hv, vdim = dims.v_heads, dims.v_heads * dims.value_dim
@@ -153,8 +153,46 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
         checkpoints = _checkpoints_per_chunk(chunk_tokens, chunk, block_tokens)
         states = checkpoints * _tiles(hv * dims.key_dim, dims.value_dim) * TILE_BYTES["fp32"]
         gates = 2 * _tiles(rows, hv) * (TILE_BYTES["fp32"] + TILE_BYTES["bf16"])  # g, beta; a, b
-        blocks.append(bf16(H, C, C, vdim, vdim, vdim, H) + gates + scratch + states)
-    return bf16(H) + max(blocks)
+        blocks.append(bf16(C, C, vdim, vdim, vdim) + gates + scratch + states)
+    return max(blocks)
+
+
+def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
+                     block_tokens: int | None = None, *, mesh_shape: tuple[int, int] = (1, 1),
+                     scheme: str = DEFAULT_SCHEME) -> int:
+    """A chunk's device working set on each chip, at its peak: the end of the largest block, when all of the
+    block's temporaries are live (the device stack frees them together when the block ends). Always: the
+    chunk's residual rows and the normed rows the chunk keeps for the next block (device_stack forward), the
+    block's own temporaries on the chip's share of the heads (_block_temporaries) and the partial sum its
+    row-parallel projection leaves. By the tensor-parallel scheme over a mesh of `mesh_shape` (rows, cols):
+      one chip        residual and normed [T, hidden];
+      all_reduce      the same, plus the all_reduce's output [T, hidden];
+      reduce_scatter  residual and normed [T padded / chips, hidden] (model/tensor_parallel TokenShards), the
+                      all_gather's outputs (columns first: [rows a chip * cols, hidden], then [T padded, hidden];
+                      one per mesh axis with more than one chip), the partial sum [T padded, hidden] and the
+                      reduce_scatter's outputs (rows first: [T padded / mesh rows, hidden], then
+                      [T padded / chips, hidden]).
+    T counts in whole tile rows."""
+    from ttprefill.model.tensor_parallel import TensorParallelError, TensorParallelPlan, TokenShards
+
+    mesh_rows, mesh_cols = mesh_shape
+    chips = mesh_rows * mesh_cols
+    cfg = config
+    if chips > 1:
+        try:
+            cfg = TensorParallelPlan(config, chips, scheme).chip_config(0)
+        except TensorParallelError as error:
+            raise MemoryPlanError(str(error)) from None
+    row_bytes = _tiles(TILE, config.hidden_size) * TILE_BYTES["bf16"] // TILE  # one bf16 row of hidden, tiled
+    temporaries = _block_temporaries(cfg, chunk_tokens, gdn_chunk, block_tokens)
+    rows = -(-chunk_tokens // TILE) * TILE
+    if chips == 1 or scheme == "all_reduce":
+        collective = rows if chips > 1 else 0
+        return (3 * rows + collective) * row_bytes + temporaries
+    split = TokenShards(chunk_tokens, chips)
+    gathered = ([split.rows * mesh_cols] if mesh_cols > 1 else []) + ([split.padded] if mesh_rows > 1 else [])
+    scattered = ([split.padded // mesh_rows] if mesh_rows > 1 else []) + ([split.rows] if mesh_cols > 1 else [])
+    return (2 * split.rows + sum(gathered) + split.padded + sum(scattered)) * row_bytes + temporaries
 
 
 @dataclass(frozen=True)
@@ -195,18 +233,31 @@ class MemoryPlan:
 
 def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: int, chunk_tokens: int,
                 chips: int = 1, rope_positions: int = 0, gdn_chunk: int | None = None,
-                block_tokens: int | None = None, kv_pages: int = 0) -> MemoryPlan:
-    """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel);
-    a chunk's activations are needed whole on each chip."""
+                block_tokens: int | None = None, kv_pages: int = 0, mesh_shape: tuple[int, int] | None = None,
+                scheme: str = DEFAULT_SCHEME) -> MemoryPlan:
+    """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel, a mesh
+    of `mesh_shape`, (1, chips) when None, under collective `scheme`); a chunk's activations as a chip holds
+    them under that scheme (activation_bytes).
+
+    The GDN block in activations counts the checkpoint-state tensor of the layer it runs, which
+    checkpoint_reads counts too (it holds every GDN layer's): when the GDN block is the largest, that one
+    layer's checkpoint states are counted twice, an over-count of one [checkpoints x HV K, V] fp32 tensor a
+    chip. It is left in: activation_bytes stays a block's whole working set, and the extracted conv rows
+    the GDN block also holds are not in activations (a smaller under-count the other way)."""
     if chips < 1:
         raise MemoryPlanError(f"chips must be at least 1, got {chips}")
+    mesh_shape = (1, chips) if mesh_shape is None else tuple(mesh_shape)
+    if len(mesh_shape) != 2 or mesh_shape[0] * mesh_shape[1] != chips:
+        raise MemoryPlanError(f"mesh_shape {mesh_shape} does not hold {chips} chips: give (rows, cols) with "
+                              f"rows * cols = chips")
     if cache_budget_bytes < 0 or chunk_tokens < 1:
         raise MemoryPlanError("cache_budget_bytes must be >= 0 and chunk_tokens >= 1")
     parts = {
         "weights": -(-weight_bytes(config, weight_format) // chips),
         "cache": -(-cache_budget_bytes // chips),
         "gdn_states": -(-state_bytes(config) // chips),
-        "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens),
+        "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens, mesh_shape=mesh_shape,
+                                        scheme=scheme),
         "checkpoint_reads": checkpoint_read_bytes(config, chunk_tokens, gdn_chunk, block_tokens) // chips,
         "input_buffer": input_buffer_bytes(config, chunk_tokens),
         "rope_tables": rope_table_bytes(config, rope_positions),
