@@ -29,7 +29,7 @@ def test_every_pair_is_timed_fused_and_unfused_from_its_bytes(tiny):
     rs = collective_time("reduce_scatter", partial, 2, "line", 1).seconds
     ag = collective_time("all_gather", partial // 2, 2, "line", 1).seconds
     stats = collective_time("all_gather", T * 32 * 2, 2, "line", 1).seconds
-    for kind, first, row in (("gdn", "in_proj_qkv", "out_proj"), ("attention", "q_proj", "o_proj")):
+    for kind, first, row in (("gdn", "in_proj_qkv", "out_proj"), ("attention", "qkv_proj", "o_proj")):
         layer = r["layers"][kind]
         for block, (f, w) in {"mixer": (first, row), "mlp": ("gate_proj", "down_proj")}.items():
             b = layer["blocks"][block]

@@ -268,12 +268,13 @@ def test_summary_lists_the_split_and_the_collectives():
 def test_reduce_scatter_ops_split_the_norms_and_gather_the_last_row():
     ops = per_chip_ops(get_preset("qwen3.5-9b"), tp=2, seq=512, chunk=256, scheme="reduce_scatter")
     layer = ops["chunks"][1]["layers"][3]
-    norms = [o["rows"] for o in layer["ops"] if o["name"] in ("input_layernorm", "post_attention_layernorm")]
-    assert norms == [128, 128]
+    # a middle layer's two block edges, each the residual add fused with the next norm, on the chip's rows
+    norms = [(o["op"], o["rows"]) for o in layer["ops"] if o.get("width") == 4096]
+    assert norms == [("add_rmsnorm", 128), ("add_rmsnorm", 128)]
     assert [(c["kind"], c["block"]) for c in layer["collectives"]] == [
         ("all_gather", "mixer"), ("reduce_scatter", "mixer"), ("all_gather", "mlp"), ("reduce_scatter", "mlp")]
     # each gather sits beside the matmul that reads it, each scatter beside the one whose sums it scatters
-    assert [c["feeds"] or c["after"] for c in layer["collectives"]] == ["q_proj", "o_proj", "gate_proj",
+    assert [c["feeds"] or c["after"] for c in layer["collectives"]] == ["qkv_proj", "o_proj", "gate_proj",
                                                                          "down_proj"]
     # the final norm's tile row (32 rows: a tile is the gather's unit) from every chip, then the logits
     assert [(c["after"], c["shape"]) for c in ops["head"]["collectives"]] == [("final_norm", [32, 4096]),
@@ -346,5 +347,34 @@ def test_reduce_scatter_pads_a_chunk_to_whole_tile_rows_a_chip():
     H = cfg.hidden_size
     assert [(c["kind"], c["shape"], c["nbytes_per_chip"]) for c in layer["collectives"]][:2] == [
         ("all_gather", [32, H], 32 * H * 2), ("reduce_scatter", [128, H], 128 * H * 2)]
-    assert [o["rows"] for o in layer["ops"] if o["op"] in ("rmsnorm", "add") and o["width"] == H] == [32] * 4
+    # the first layer's input norm, then the mixer's add + the MLP's norm, the MLP's add + the next layer's norm
+    assert [o["rows"] for o in layer["ops"] if o["op"] in ("rmsnorm", "add_rmsnorm") and o["width"] == H] == [32] * 3
+    # the LM head reads every chip's final-norm tile row up to the last token's: chip 3's row 3, 3 * 32 + 4 rows
+    assert [(o["name"], o.get("rows"), o.get("m")) for o in ops["head"]["ops"]] == [("final_norm", 4, None),
+                                                                                   ("lm_head", None, 100)]
     assert TokenShards(100, 4).home(99) == (3, 3) and TokenShards(20, 2).home(19) == (0, 19)
+
+
+def test_per_chip_ops_list_the_device_stacks_fused_projections_and_norms():
+    """Qwen3.5-27B on 8 chips, by hand: a GDN layer's z | b | a is one projection of 6 value heads' 6 * 128 z
+    columns and b and a padded to a 32-column tile each; attention's q (query + gate) | k | v one projection of
+    3 q heads' 3 * 2 * 256 rows and the one kv head's 2 * 256; each block ends with add + the next norm."""
+    cfg = get_preset("qwen3.5-27b")
+    ops = per_chip_ops(cfg, tp=8, seq=4096 + 40, chunk=4096, scheme="all_reduce")
+    layers = ops["chunks"][0]["layers"]
+    gdn = next(l for l in layers if l["kind"] == "gdn")
+    attn = next(l for l in layers if l["kind"] == "attention")
+    assert [(o["name"], o["n"]) for o in gdn["ops"] if o["op"] == "matmul"] == [
+        ("in_proj_qkv", 2 * 2 * 128 + 6 * 128), ("in_proj_zba", 6 * 128 + 32 + 32), ("out_proj", 5120),
+        ("gate_proj", 17408 // 8), ("up_proj", 17408 // 8), ("down_proj", 5120)]
+    assert [(o["name"], o["n"]) for o in attn["ops"] if o["op"] == "matmul"][:2] == [
+        ("qkv_proj", 3 * 2 * 256 + 2 * 256), ("o_proj", 5120)]
+    edges = [[(o["op"], o["name"]) for o in l["ops"] if o["op"] in ("rmsnorm", "add", "add_rmsnorm")
+              and o["width"] == 5120] for l in (layers[0], layers[1], layers[-1])]
+    assert edges[0] == [("rmsnorm", "input_layernorm"), ("add_rmsnorm", "residual_post_attention_layernorm"),
+                        ("add_rmsnorm", "residual_next_input_layernorm")]
+    assert edges[1] == edges[0][1:]
+    assert edges[2] == [("add_rmsnorm", "residual_post_attention_layernorm"), ("add", "residual")]
+    # the last chunk holds 40 tokens: its last in the second tile row, 8 rows of it up to that token
+    assert [(o["name"], o.get("rows"), o.get("m"), o.get("n")) for o in ops["head"]["ops"]] == [
+        ("final_norm", 8, None, None), ("lm_head", None, 8, 248320 // 8)]

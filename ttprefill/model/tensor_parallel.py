@@ -364,7 +364,7 @@ class TensorParallelPlan:
             return []
         hidden = self.config.hidden_size
         attention = self.config.is_attention_layer(layer)
-        blocks = (("mixer", "input_layernorm", "q_proj" if attention else "in_proj_qkv",
+        blocks = (("mixer", "input_layernorm", "qkv_proj" if attention else "in_proj_qkv",
                    "o_proj" if attention else "out_proj"),
                   ("mlp", "post_attention_layernorm", "gate_proj", "down_proj"))
         out = []
@@ -429,14 +429,19 @@ def _rows_op(op: str, name: str, rows: int, width: int) -> dict:
 
 
 def _layer_ops(cfg: ModelConfig, chip: ModelConfig, layer: int, start: int, tokens: int, norm_rows: int) -> list[dict]:
-    """One chip's ops of one layer (mixer block, then MLP block) on a chunk; `norm_rows` rows are normalised
-    and added to the residual stream per chip (all of them, or TokenShards.rows under the reduce_scatter scheme)."""
+    """One chip's ops of one layer (mixer block, then MLP block) on a chunk, as the device stack runs them
+    (model/device_stack.py LayerRunner): `norm_rows` rows are normalised and added to the residual stream per
+    chip (all of them, or TokenShards.rows under the reduce_scatter scheme). A block ends with the residual add
+    fused with the next block's RMSNorm ("add_rmsnorm", ops/norm add_rms_norm); only the first layer's input
+    norm runs alone, and the last layer's MLP ends with a plain add (the final norm reads one tile row)."""
+    from ttprefill.model.device_stack import zba_columns
+
     hidden, T = cfg.hidden_size, tokens
-    ops = [_rows_op("rmsnorm", "input_layernorm", norm_rows, hidden)]
+    ops = [_rows_op("rmsnorm", "input_layernorm", norm_rows, hidden)] if layer == 0 else []
     if cfg.is_attention_layer(layer):
         Hq, Hkv, D = chip.attn_num_heads, chip.attn_num_kv_heads, chip.attn_head_dim
-        ops += [_matmul("q_proj", T, hidden, Hq * 2 * D), _matmul("k_proj", T, hidden, Hkv * D),
-                _matmul("v_proj", T, hidden, Hkv * D),
+        # one weight: q_proj's rows (each head's query then its output gate), k_proj's, v_proj's
+        ops += [_matmul("qkv_proj", T, hidden, Hq * 2 * D + 2 * Hkv * D),
                 _rows_op("rmsnorm", "q_norm", T * Hq, D), _rows_op("rmsnorm", "k_norm", T * Hkv, D),
                 _rows_op("rope", "q_rope", T * Hq, chip.rotary_dim), _rows_op("rope", "k_rope", T * Hkv, chip.rotary_dim),
                 {"op": "attention", "name": "attention", "start": start, "q_len": T, "kv_len": start + T,
@@ -444,19 +449,34 @@ def _layer_ops(cfg: ModelConfig, chip: ModelConfig, layer: int, start: int, toke
                 _rows_op("sigmoid_mul", "output_gate", T, Hq * D), _matmul("o_proj", T, Hq * D, hidden)]
     else:
         HV, V = chip.gdn_num_v_heads, chip.gdn_value_head_dim
-        ops += [_matmul("in_proj_qkv", T, hidden, chip.gdn_conv_channels), _matmul("in_proj_z", T, hidden, HV * V),
-                _matmul("in_proj_a", T, hidden, HV), _matmul("in_proj_b", T, hidden, HV),
+        # z, b and a in one weight: z's HV V columns, then b and a each padded to a whole tile column
+        ops += [_matmul("in_proj_qkv", T, hidden, chip.gdn_conv_channels),
+                _matmul("in_proj_zba", T, hidden, zba_columns(HV, V)[2]),
                 {"op": "gdn_core", "name": "gdn_core", "start": start, "tokens": T,
                  "qk_heads": chip.gdn_num_qk_heads, "v_heads": HV, "key_head_dim": chip.gdn_key_head_dim,
                  "value_head_dim": V, "conv_channels": chip.gdn_conv_channels, "conv_kernel": chip.gdn_conv_kernel},
                 _matmul("out_proj", T, HV * V, hidden)]
-    ops += [_rows_op("add", "residual", norm_rows, hidden),
-            _rows_op("rmsnorm", "post_attention_layernorm", norm_rows, hidden),
+    last = layer == cfg.num_layers - 1
+    ops += [_rows_op("add_rmsnorm", "residual_post_attention_layernorm", norm_rows, hidden),
             _matmul("gate_proj", T, hidden, chip.intermediate_size), _matmul("up_proj", T, hidden, chip.intermediate_size),
             _rows_op("silu_mul", "mlp_gate", T, chip.intermediate_size),
             _matmul("down_proj", T, chip.intermediate_size, hidden),
-            _rows_op("add", "residual", norm_rows, hidden)]
+            _rows_op("add", "residual", norm_rows, hidden) if last
+            else _rows_op("add_rmsnorm", "residual_next_input_layernorm", norm_rows, hidden)]
     return ops
+
+
+def _head_ops(config: ModelConfig, tp: int, scheme: str, tokens: int, vocab_rows: int) -> list[dict]:
+    """The prompt's last chunk (`tokens` tokens) ends with the final norm of the tile row that holds its last
+    token, up to that token, and the LM head on the rows the stack hands it (DeviceStack head_input): that tile
+    row alone, or, split by tokens, every chip's tile row gathered in chip order up to the owner's."""
+    rows = (tokens - 1) % TILE + 1
+    head_rows = rows
+    if scheme == "reduce_scatter" and tp > 1:
+        owner, _ = TokenShards(tokens, tp).home(tokens - 1)
+        head_rows = owner * TILE + rows
+    return [_rows_op("rmsnorm", "final_norm", rows, config.hidden_size),
+            _matmul("lm_head", head_rows, config.hidden_size, vocab_rows)]
 
 
 def per_chip_ops(config: ModelConfig, tp: int, seq: int, chunk: int, scheme: str = DEFAULT_SCHEME,
@@ -471,8 +491,8 @@ def per_chip_ops(config: ModelConfig, tp: int, seq: int, chunk: int, scheme: str
          "collective_bytes_per_chip": sum of every collective's nbytes_per_chip}
 
     An op is {"op": "matmul", "name", "m", "k", "n"} (activation [m, k] times weight [k, n]); {"op":
-    "rmsnorm" | "rope" | "add" | "silu_mul" | "sigmoid_mul", "name", "rows", "width"}; {"op": "gdn_core",
-    "start", "tokens", "qk_heads", "v_heads", "key_head_dim", "value_head_dim", "conv_channels",
+    "rmsnorm" | "rope" | "add" | "add_rmsnorm" | "silu_mul" | "sigmoid_mul", "name", "rows", "width"};
+    {"op": "gdn_core", "start", "tokens", "qk_heads", "v_heads", "key_head_dim", "value_head_dim", "conv_channels",
     "conv_kernel"} (conv, gates, scan, gated norm); {"op": "attention", "start", "q_len", "kv_len",
     "q_heads", "kv_heads", "head_dim"} (causal over the prompt so far). A collective is Collective.as_dict().
     Chips run the same shapes (the vocabulary shard may be one row shorter on the last chips; the widest
@@ -495,8 +515,7 @@ def per_chip_ops(config: ModelConfig, tp: int, seq: int, chunk: int, scheme: str
         chunks.append({"start": start, "tokens": T, "layers": layers})
     head_collectives = plan.head_collectives(dtype_bytes)
     total += sum(c.nbytes_per_chip for c in head_collectives)
-    head_ops = [_rows_op("rmsnorm", "final_norm", 1, config.hidden_size),
-                _matmul("lm_head", 1, config.hidden_size, widest_vocab)]
+    head_ops = _head_ops(config, tp, scheme, seq - (seq - 1) // chunk * chunk, widest_vocab)
     return {"model": config.name, "tp": tp, "scheme": scheme, "seq": seq, "chunk": chunk, "dtype_bytes": dtype_bytes,
             "chip": {"gdn_qk_heads": chip.gdn_num_qk_heads, "gdn_v_heads": chip.gdn_num_v_heads,
                      "attn_q_heads": chip.attn_num_heads, "attn_kv_heads": chip.attn_num_kv_heads,
