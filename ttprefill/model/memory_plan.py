@@ -173,16 +173,13 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
                       reduce_scatter's outputs (rows first: [T padded / mesh rows, hidden], then
                       [T padded / chips, hidden]).
     T counts in whole tile rows."""
-    from ttprefill.model.tensor_parallel import TensorParallelError, TensorParallelPlan, TokenShards
+    from ttprefill.model.tensor_parallel import TensorParallelPlan, TokenShards
 
     mesh_rows, mesh_cols = mesh_shape
     chips = mesh_rows * mesh_cols
     cfg = config
-    if chips > 1:
-        try:
-            cfg = TensorParallelPlan(config, chips, scheme).chip_config(0)
-        except TensorParallelError as error:
-            raise MemoryPlanError(str(error)) from None
+    if chips > 1:  # a split the model does not allow raises the plan's TensorParallelError, which names the sizes
+        cfg = TensorParallelPlan(config, chips, scheme).chip_config(0)
     row_bytes = _tiles(TILE, config.hidden_size) * TILE_BYTES["bf16"] // TILE  # one bf16 row of hidden, tiled
     temporaries = _block_temporaries(cfg, chunk_tokens, gdn_chunk, block_tokens)
     rows = -(-chunk_tokens // TILE) * TILE
