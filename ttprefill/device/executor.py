@@ -32,6 +32,9 @@ class Capabilities:
     # Fresh allocations read as zero (the simulator's rule). A card's hold whatever DRAM held before: a caller
     # that relies on rows no program writes being zero asks allocate_zeroed there.
     zeroes_allocations: bool = True
+    # A second queue for host transfers beside the programs (read_ahead / write_ahead: a card's second command
+    # queue). Without one (the simulator) a transfer happens when it is asked for.
+    transfer_queue: bool = False
 
 
 @dataclass

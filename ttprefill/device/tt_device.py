@@ -321,7 +321,8 @@ class TTDevice:
         self._inbound: dict[int, tuple] = {}
         chips = self.mesh.get_num_devices()
         self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
-                                         mesh_shape=tuple(mesh_shape), zeroes_allocations=False)
+                                         mesh_shape=tuple(mesh_shape), zeroes_allocations=False,
+                                         transfer_queue=COMMAND_QUEUES > TRANSFER_QUEUE)
 
     def close(self) -> None:
         if getattr(self, "mesh", None) is not None:

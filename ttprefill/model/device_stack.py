@@ -316,17 +316,16 @@ class InputBuffer(Scratch):
     the tensor waits for it; elsewhere (the simulator) it is written at once, the same bytes."""
 
     def upload(self, array, fmt) -> DeviceTensor:
-        if getattr(self.device, "write_ahead", None) is None:
+        if not self.device.capabilities.transfer_queue:
             return super().upload(array, fmt)
         t = self.alloc(np.shape(array), fmt)
         self.write(t, array)
         return t
 
     def write(self, tensor: DeviceTensor, array) -> None:
-        write_ahead = getattr(self.device, "write_ahead", None)
-        if write_ahead is None:
+        if not self.device.capabilities.transfer_queue:
             return super().write(tensor, array)
-        write_ahead(tensor, np.ascontiguousarray(array))
+        self.device.write_ahead(tensor, np.ascontiguousarray(array))
 
 
 @dataclass
@@ -351,10 +350,9 @@ class PendingReads:
         self.device, self._finish = device, []
 
     def issue(self, tensors, finish) -> None:
-        read_ahead = getattr(self.device, "read_ahead", None)
-        if read_ahead is not None:
+        if self.device.capabilities.transfer_queue:
             for t in tensors:
-                read_ahead(t)
+                self.device.read_ahead(t)
         self._finish.append(finish)
 
     def wait(self) -> None:
