@@ -14,6 +14,7 @@ import numpy as np
 
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import DRAM_BYTES_PER_CHIP
+from ttprefill.model.micro_batches import MicroBatchError, check_micro_batches
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, SCHEMES
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
@@ -66,6 +67,10 @@ class EngineOptions:
     # split by tokens (sequence parallel), a reduce_scatter each and an all_gather of the normed rows before the
     # next block (model/tensor_parallel_device.py). The default and why: model/tensor_parallel.py DEFAULT_SCHEME.
     tp_scheme: str = DEFAULT_SCHEME
+    # The device stack runs each chunk as this many micro-batches (1 or 2), interleaved block by block, so that on
+    # a mesh one half's collectives can run beside the other half's programs; the halves compute what two chunks
+    # of half the size would (model/micro_batches.py: how a chunk splits, and when it runs whole).
+    micro_batches: int = 1
 
     def __post_init__(self):
         # Checked here so that the Python API and the CLI refuse the same bad values with the same words.
@@ -90,6 +95,10 @@ class EngineOptions:
                               f"'mlp_gate_up=LoFi,...'), got {self.matmul_fidelity!r}")
         if self.tp_scheme not in SCHEMES:
             raise EngineError(f"EngineOptions.tp_scheme must be one of {', '.join(SCHEMES)}, got {self.tp_scheme!r}")
+        try:
+            check_micro_batches(self.micro_batches)
+        except MicroBatchError as error:
+            raise EngineError(f"EngineOptions.{error}") from None
         if self.kv_page_format not in PAGE_FORMATS:
             raise EngineError(f"EngineOptions.kv_page_format must be one of "
                               f"{', '.join(f.name for f in PAGE_FORMATS)} (the attention kernels' page formats), "
