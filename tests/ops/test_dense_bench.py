@@ -16,7 +16,8 @@ def test_dense_ops_cover_every_projection_and_norm():
     shapes = parameter_shapes(cfg)
     expected_flops = 0
     for name, shape in shapes.items():
-        if "_proj" in name and len(shape) == 2:  # every q/k/v/o, in/out and MLP projection
+        # every q/k/v/o, in/out and MLP projection (9B: b and a have 32 columns, a whole tile: no padding)
+        if "_proj" in name and len(shape) == 2:
             expected_flops += 2 * T * shape[0] * shape[1]
     expected_flops += 2 * 1 * cfg.hidden_size * cfg.vocab_size  # LM head, last token only (tied or not)
     assert sum(op.flops * op.count for op in ops if op.category == "matmul") == expected_flops
@@ -33,3 +34,25 @@ def test_dense_ops_cover_every_projection_and_norm():
     assert counts["residual_add"] == 2 * cfg.num_layers
     assert counts["mlp.silu_mul"] == cfg.num_layers
     assert counts["self_attn.output_gate"] == len(cfg.attention_layers)
+
+
+def test_the_gdn_and_attention_input_projections_are_the_stacks_merged_ones():
+    """As the device stack runs them: one z|b|a projection a GDN layer (b and a each padded to a whole tile
+    column) and one q|k|v projection an attention layer. Qwen3.5-27B's figures written out: hidden 5120, 48 GDN
+    v heads of 128 (b and a: 48 columns each, padded to 64), 24 attention q heads of 256 (query and output gate)
+    over 4 kv heads; 48 GDN and 16 attention layers."""
+    from ttprefill.ops.linear import projection_shapes
+
+    cfg, T = get_preset("qwen3.5-27b"), 2048
+    shapes = projection_shapes(cfg, T)
+    assert shapes["linear_attn.in_proj_zba"] == (5120, 48 * 128 + 64 + 64)
+    assert shapes["self_attn.qkv_proj"] == (5120, 24 * 2 * 256 + 2 * 4 * 256)
+    for separate in ("in_proj_z", "in_proj_b", "in_proj_a"):
+        assert f"linear_attn.{separate}" not in shapes
+    for separate in ("q_proj", "k_proj", "v_proj"):
+        assert f"self_attn.{separate}" not in shapes
+    ops = {op.name: op for op in dense_ops(cfg, T, DataFormat.Bfp8_b)}
+    zba, qkv = ops["linear_attn.in_proj_zba"], ops["self_attn.qkv_proj"]
+    assert (zba.count, zba.flops) == (48, 2 * T * 5120 * 6272)
+    assert (qkv.count, qkv.flops) == (16, 2 * T * 5120 * 14336)
+    assert not [name for name in ops if name.startswith(("linear_attn.in_proj_b", "self_attn.k_proj"))]

@@ -55,21 +55,21 @@ class LinearShape:
 
 
 def projection_shapes(config, tokens: int) -> dict[str, tuple[int, int]]:
-    """(k_in, n_out) of every projection of one layer kind, by its checkpoint name (weights.py), plus the
-    LM head. GDN: in_proj_qkv/z/b/a, out_proj; attention: q_proj (query and output gate, 2 D per head),
-    k_proj, v_proj, o_proj; MLP: gate/up/down."""
+    """(k_in, n_out) of every projection of one layer kind as the device stack runs it (model/device_stack.py
+    layer_weights), plus the LM head. GDN: in_proj_qkv, in_proj_zba (z, b and a in one weight: z's HV V columns,
+    then b and a each padded to a whole tile column), out_proj; attention: qkv_proj (q_proj's query and output
+    gate, 2 D per head, then k_proj and v_proj in one weight), o_proj; MLP: gate/up/down."""
+    from ttprefill.model.device_stack import zba_columns
+
     del tokens  # the token count does not change the weight shapes; kept for a uniform call site
     h, d = config.hidden_size, config.attn_head_dim
+    hq, hkv = config.attn_num_heads, config.attn_num_kv_heads
     return {
         "linear_attn.in_proj_qkv": (h, config.gdn_conv_channels),
-        "linear_attn.in_proj_z": (h, config.gdn_value_dim),
-        "linear_attn.in_proj_b": (h, config.gdn_num_v_heads),
-        "linear_attn.in_proj_a": (h, config.gdn_num_v_heads),
+        "linear_attn.in_proj_zba": (h, zba_columns(config.gdn_num_v_heads, config.gdn_value_head_dim)[2]),
         "linear_attn.out_proj": (config.gdn_value_dim, h),
-        "self_attn.q_proj": (h, 2 * config.attn_num_heads * d),
-        "self_attn.k_proj": (h, config.attn_num_kv_heads * d),
-        "self_attn.v_proj": (h, config.attn_num_kv_heads * d),
-        "self_attn.o_proj": (config.attn_num_heads * d, h),
+        "self_attn.qkv_proj": (h, 2 * hq * d + 2 * hkv * d),
+        "self_attn.o_proj": (hq * d, h),
         "mlp.gate_proj": (h, config.intermediate_size),
         "mlp.up_proj": (h, config.intermediate_size),
         "mlp.down_proj": (config.intermediate_size, h),
