@@ -425,22 +425,66 @@ def test_the_cost_setting_sets_the_share_of_the_link_a_collective_gets():
     assert times["low"] < times["central"] < times["high"]
 
 
-def test_bfp8_reductions_sum_in_bf16_and_store_bfp8():
-    """ttnn: BFLOAT8_B inputs are up-cast to BFLOAT16 for the reduction and cast back."""
-    from ttprefill.device import formats
+def bfp8_reference(x: np.ndarray) -> np.ndarray:
+    """Block-float rounding of a [R, C] array (C a multiple of 32) written from the format's definition
+    (tt-isa-documentation, Wormhole block floats; tt-metal's Bfp8_b): each run of 16 values of one row
+    inside one tile face (columns 16 j .. 16 j + 15 of a row) shares an 8-bit exponent, the largest of its
+    values'; each value keeps a sign and a 7-bit magnitude m, value = m * 2^(e - 6), rounded to nearest (ties
+    to even), at most 127. Independent of the device's tile layout code: only the 16-column runs matter."""
+    x = np.asarray(x, np.float64)
+    runs = x.reshape(x.shape[0], -1, 16)
+    largest = np.abs(runs).max(axis=2, keepdims=True)
+    e = np.floor(np.log2(np.where(largest > 0, largest, 1.0)))  # an all-zero run: any exponent
+    step = 2.0 ** (e - 6)
+    m = np.minimum(np.round(np.abs(runs) / step), 127)
+    return (np.sign(runs) * m * step).reshape(x.shape)
 
+
+def test_bfp8_reduce_scatter_on_two_chips_is_one_bf16_add_packed_in_bfp8():
+    """The n300's line of two: each chip adds the other's chunk to its own in the 16-bit DST and packs the sum in
+    the input's format (ttnn 0.81.1 line_reduction.cpp; every CB in the input dtype)."""
+    mesh = SimMesh((1, 2))
+    raw = [bf16(RNG.standard_normal((64, 256)).astype(np.float32) * s) for s in (1.0, 3.0)]
+    t = mesh.upload(np.concatenate(raw, axis=0), DataFormat.Bfp8_b, shard_placements(0))
+    held = mesh.download_shards(t)
+    for h, r in zip(held, raw):
+        np.testing.assert_array_equal(h, bfp8_reference(r))  # the upload packs by the same rule
+    got = mesh.download_shards(mesh.reduce_scatter(t, 0, cluster_axis=1))
+    expected = bfp8_reference(bf16(held[0].astype(np.float64) + held[1]))
+    np.testing.assert_array_equal(got[0], expected[:32])
+    np.testing.assert_array_equal(got[1], expected[32:])
+
+
+def test_bfp8_partial_sums_are_stored_in_bfp8_at_every_hop():
+    """On a line of four, the partial sum of a chunk travels from each end to its owner, stored in bfp8 by every
+    chip that adds to it (the intermediate tensor has the input's dtype). Column 0 holds 1.0 on chip 0, column 1
+    2^-7 on chips 1 and 2 (each exact in bfp8 on its own chip); the total 1 + 2^-6 is exact in bfp8. Chip 3's
+    chunk is summed 0 + 1 + 2 + 3: 1.0 and 2^-7 share a run after the first add, where 2^-7 is half a step and
+    rounds to 0 (ties to even), so column 1 is lost twice. Chip 0's chunk is summed from the far end, 3 + 2 + 1
+    (2^-6 exact) then + 0: exact. One rounding of the fp64 sum would give 2^-6 on both."""
     mesh = SimMesh((1, 4))
-    per_chip = [RNG.standard_normal((32, 256)).astype(np.float32) for _ in range(4)]
-    t = mesh.upload(np.concatenate(per_chip, axis=0), DataFormat.Bfp8_b, shard_placements(0))
-    stored = mesh.download_shards(t)  # what each chip holds, bfp8-quantized
-    got = mesh.download_shards(mesh.all_reduce(t))
-    total = sum(s.astype(np.float64) for s in stored)
-    for g in got:
-        # bf16 accumulation, then one bfp8 rounding (7 mantissa bits under a shared exponent per 16 values)
-        block_max = np.abs(total).reshape(32, 16, 16).max(axis=2, keepdims=True).repeat(16, axis=2).reshape(32, 256)
-        assert np.all(np.abs(g - total) <= _bf16_tolerance(total, 4) + block_max * 2.0 ** -6)
-        requantized = formats.from_device_bytes(formats.to_device_bytes(g, DataFormat.Bfp8_b), DataFormat.Bfp8_b, g.shape)
-        np.testing.assert_array_equal(g, requantized)  # stored as bfp8
+    parts = [np.zeros((32 * 4, 32), np.float32) for _ in range(4)]
+    parts[0][:, 0] = 1.0
+    parts[1][:, 1] = parts[2][:, 1] = 2.0 ** -7
+    t = mesh.upload(np.concatenate(parts), DataFormat.Bfp8_b, shard_placements(0))
+    got = mesh.download_shards(mesh.reduce_scatter(t, 0, cluster_axis=1))
+    assert np.all(got[0][:, 0] == 1.0) and np.all(got[0][:, 1] == 2.0 ** -6)
+    assert np.all(got[3][:, 0] == 1.0) and np.all(got[3][:, 1] == 0.0)
+    assert np.all(bfp8_reference(sum(p.astype(np.float64) for p in parts))[:, 1] == 2.0 ** -6)
+
+
+def test_bfp8_all_gather_moves_the_bytes_unchanged_at_the_bfp8_page_size():
+    mesh = SimMesh((1, 2))
+    raw = bf16(RNG.standard_normal((64, 256)).astype(np.float32))
+    t = mesh.upload(raw, DataFormat.Bfp8_b, shard_placements(0))
+    out = mesh.all_gather(t, 0, cluster_axis=1)
+    assert out.data_format is DataFormat.Bfp8_b
+    for g in mesh.download_shards(out):
+        np.testing.assert_array_equal(g, bfp8_reference(raw))
+    timed = mesh.last_report.extra["collective"][0]
+    bf16_time = collective_time("all_gather", 32 * 256 * 2, 2, "line", mesh.links, page_bytes=2048)
+    assert timed["packet_bytes"] == 4 * 1088  # four bfp8 tiles a fabric packet (two bf16 ones)
+    assert timed["busiest_link_bytes"] == 8 * 1088 and timed["seconds"] < bf16_time.seconds
 
 
 def test_timing_only_spmd_on_the_first_chip_models_what_every_chip_models():

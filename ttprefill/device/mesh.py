@@ -18,10 +18,18 @@ functions ttnn attaches to its collectives, ttnn/operations/ccl.py):
 - Collectives over a mesh axis (`cluster_axis`) or the whole mesh in row-major order (None; on a 2-D
   mesh ttnn's 1-D fabrics allow that for reductions only), on a line or a ring: all_gather(dim) concatenates a group's shards in chip order; reduce_scatter(dim) sums the
   group's tensors and gives position i of the group chunk i along dim; all_reduce sums. Gathers copy
-  bytes exactly. Sums accumulate in bfloat16, rounding each partial sum, for bf16 and bfp8 tensors
-  (ttnn's all_reduce docstring: "the reduction is performed in BFLOAT16; BFLOAT8_B inputs are up-cast
-  to BFLOAT16 for the reduction and cast back"; reduce_scatter keeps the input dtype) and in fp32 for
-  fp32 tensors. The order of the adds is inferred from tt-metal's CCL developer guide, not read from
+  bytes exactly, in any format (ttnn's all_gather takes any dtype). Sums: each add is done in the
+  reducing chip's DST and packed in the tensor's own format, so every partial sum a chip passes on, and
+  the result, is stored in that format. ttnn 0.81.1's reduce-scatter kernels (reduce_scatter_minimal_async
+  line_reduction.cpp / ring_reduction.cpp: add_tiles of the input CB and the received partial's CB, then
+  pack_tile) run with the input's data format on every CB (input, intermediate, output) and its
+  intermediate tensor in the input dtype (reduce_scatter_minimal_async_program.cpp; reduce_scatter
+  docstring: "the output preserves the input dtype"), with fp32 DST only for FLOAT32 inputs
+  (ccl_common.cpp resolve_fp32_acc_compute_kernel_config). So a bf16 or bfp8 partial is rounded to bf16 in
+  the 16-bit DST, then packed to its format (a bfp8 tile's shared exponents per face row: bfp8 rounding
+  at every hop, formats.py); fp32 partials stay fp32. all_reduce's docstring agrees ("the reduction is
+  performed in BFLOAT16; BFLOAT8_B inputs are up-cast to BFLOAT16 for the reduction and cast back").
+  The order of the adds is inferred from tt-metal's CCL developer guide, not read from
   the kernels: on a ring a chunk's partial starts at the chip after its owner and goes round to the
   owner, which adds its own last; on a line the partials from both ends meet at the owner. all_reduce
   is ttnn's composite: a reduce-scatter along the last dim, then an all-gather, when the last dim splits
@@ -88,16 +96,25 @@ class MeshTensor(DeviceTensor):
                 f"placements={self.placements}, address={self.address:#x})")
 
 
-def _accumulate(values: list[np.ndarray], data_format: DataFormat) -> np.ndarray:
-    """values[0] + values[1] + ... in order, each partial rounded as the reducing chip stores it."""
+def stored(values: np.ndarray, data_format: DataFormat) -> np.ndarray:
+    """A reduction's partial sum as the reducing chip stores it: fp32 kept; otherwise rounded to bf16 (the
+    16-bit DST the add lands in) and packed in `data_format` (for block floats the shared exponent of each
+    face row of each 32x32 tile, so the array's last two dims are the tiled ones)."""
+    values = np.asarray(values, np.float32)
     if data_format is DataFormat.Float32:
-        acc = np.asarray(values[0], np.float32).copy()
-        for v in values[1:]:
-            acc = acc + np.asarray(v, np.float32)
-        return acc
-    acc = formats.round_to_bf16(np.asarray(values[0], np.float32))
+        return values
+    values = formats.round_to_bf16(values)
+    if data_format is DataFormat.Float16_b:
+        return values
+    return formats.from_device_bytes(formats.to_device_bytes(values, data_format), data_format, values.shape)
+
+
+def _accumulate(values: list[np.ndarray], data_format: DataFormat) -> np.ndarray:
+    """values[0] + values[1] + ... in order, each partial stored as the reducing chip stores it (`stored`).
+    The inputs are read in their own format (a tensor of that format holds them exactly)."""
+    acc = stored(values[0], data_format)
     for v in values[1:]:
-        acc = formats.round_to_bf16(acc + formats.round_to_bf16(np.asarray(v, np.float32)))
+        acc = stored(acc + stored(v, data_format), data_format)
     return acc
 
 
