@@ -9,6 +9,9 @@ compares them. Imports nothing from ttprefill, so every layer may import it.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 # ---- Clock
 # 1 GHz (ISA doc BabyRISCV, MatrixUnit); mirrors timing.h kClockHz. Modeled seconds = cycles / CLOCK_HZ.
 CLOCK_HZ = 1.0e9
@@ -17,6 +20,36 @@ CLOCK_HZ = 1.0e9
 GRID_X = 8
 GRID_Y = 8
 MAX_CORES = GRID_X * GRID_Y
+
+# The worker grid the planners lay programs out on: the whole grid, or inside `compute_sub_device` the
+# columns x rows of a sub-device whose programs share the chip with another sub-device's (ttnn's SubDevice:
+# e.g. the collectives' workers on the rows below). Planners read it when the caller gives no grid / core
+# count; a sub-device's cores are the grid's first rows, where core_list lays cores out.
+_COMPUTE_GRID: ContextVar[tuple[int, int]] = ContextVar("compute_grid", default=(GRID_X, GRID_Y))
+
+
+def compute_grid() -> tuple[int, int]:
+    """(columns, rows) of the grid programs are planned on now."""
+    return _COMPUTE_GRID.get()
+
+
+def compute_cores() -> int:
+    cols, rows = _COMPUTE_GRID.get()
+    return cols * rows
+
+
+@contextmanager
+def compute_sub_device(grid: tuple[int, int]):
+    """Plans every program inside the block on the first `grid` = (columns, rows) of the worker grid."""
+    cols, rows = grid
+    if not (1 <= cols <= GRID_X and 1 <= rows <= GRID_Y):
+        raise ValueError(f"a compute sub-device of {cols}x{rows} cores does not fit the {GRID_X}x{GRID_Y} worker "
+                         f"grid; give 1..{GRID_X} columns and 1..{GRID_Y} rows")
+    token = _COMPUTE_GRID.set((cols, rows))
+    try:
+        yield
+    finally:
+        _COMPUTE_GRID.reset(token)
 
 # ---- L1 of one Tensix core
 # Usable L1 per core (WORMHOLE.md, TensixTile/L1.md).

@@ -14,6 +14,7 @@ from typing import Iterable, Iterator
 
 # Hardware layout figures live in ttprefill.hw; program builders and backends read them from here too.
 from ttprefill.hw import (  # noqa: F401
+    compute_cores,
     CB_ALIGNMENT,
     cb_aligned,
     DRAM_ALIGNMENT,
@@ -409,9 +410,10 @@ def core_list(count: int) -> list[CoreCoord]:
     return [CoreCoord(i % GRID_X, i // GRID_X) for i in range(count)]
 
 
-def split_units(units: int, max_cores: int = MAX_CORES) -> list[tuple[CoreCoord, int, int]]:
-    """Contiguous runs of work units per core: (core, first unit, count), as even as possible."""
-    n = min(units, max_cores)
+def split_units(units: int, max_cores: int | None = None) -> list[tuple[CoreCoord, int, int]]:
+    """Contiguous runs of work units per core: (core, first unit, count), as even as possible; over
+    `max_cores` cores at most (default: the compute grid's, hw.compute_cores)."""
+    n = min(units, max_cores if max_cores is not None else compute_cores())
     base, extra = divmod(units, n)
     out, first = [], 0
     for i, core in enumerate(core_list(n)):

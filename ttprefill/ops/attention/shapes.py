@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ttprefill.device.program import ComputeConfig, DataFormat, L1OverflowError, MathFidelity
-from ttprefill.hw import MAX_CORES, MAX_RUNTIME_ARGS
+from ttprefill.hw import MAX_RUNTIME_ARGS, compute_cores
 
 TILE = 32
 SUPPORTED_HEAD_DIMS = (64, 128, 256)
@@ -66,7 +66,7 @@ class FlashAttentionConfig:
     k_block_tiles: int | None = None  # Bk: key tiles per streamed K/V block
     q_block_tiles: int | None = None  # Bq: query tile-rows per head in a work unit
     heads_per_unit: int | None = None  # query heads of one GQA group in a work unit (divides the group)
-    max_cores: int = MAX_CORES
+    max_cores: int = field(default_factory=compute_cores)  # the compute grid's (hw.compute_sub_device)
     math_fidelity: MathFidelity = MathFidelity.HiFi2
     fp32_dest_acc: bool = True
     exp_approx: bool = True  # the SFPU's fast exp, as tt-metal's SDPA uses (the simulator computes exp exactly)

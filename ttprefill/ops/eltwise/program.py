@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import CircularBuffer, Program, Role
+from ttprefill.hw import compute_grid
 from ttprefill.ops.upstream.binary import binary_ng_program
 
 CB_LHS_ACTIVATED, CB_RHS_ACTIVATED = 3, 4
-GRID = (8, 8)
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,14 @@ ACTIVATIONS = {
 
 
 def binary_program(a, b, out, op: str, *, lhs: str | None = None, rhs: str | None = None,
-                   grid: tuple[int, int] = GRID, name: str | None = None) -> Program:
+                   grid: tuple[int, int] | None = None, name: str | None = None) -> Program:
     """out = act_lhs(a) <op> act_rhs(b) for equal-shape tiled DRAM tensors; op add / sub / mul."""
     for which, act in (("lhs", lhs), ("rhs", rhs)):
         if act is not None and act not in ACTIVATIONS:
             raise ValueError(f"{which} activation {act!r} is not one of {sorted(ACTIVATIONS)}")
     if a.shape != out.shape or b.shape != out.shape:
         raise ValueError(f"element-wise operands must have the output's shape {out.shape}; got {a.shape} and {b.shape}")
-    program = binary_ng_program(a, b, out, op, grid=grid)
+    program = binary_ng_program(a, b, out, op, grid=grid if grid is not None else compute_grid())
     compute = next(k for k in program.kernels if k.role is Role.COMPUTE)
     extra_cbs = []
     for operand, act, cb, tensor in (("LHS", lhs, CB_LHS_ACTIVATED, a), ("RHS", rhs, CB_RHS_ACTIVATED, b)):

@@ -23,7 +23,7 @@ from ttprefill.device.program import (
     float32_cbs,
 )
 from ttprefill.device.tensor import DeviceTensor
-from ttprefill.hw import MAX_CORES
+from ttprefill.hw import MAX_CORES, compute_cores
 
 from .planner import (
     MAX_HEADS_PER_HELPER,
@@ -633,9 +633,10 @@ def free_layer_tensors(device, t: LayerTensors) -> None:
 
 def layer_programs(device, dims: GdnDims, tokens: int, chunk: int, t: LayerTensors, checkpoint_chunks=(), *,
                    block_tiles: int | None = None, fidelity: MathFidelity = SCAN_FIDELITY,
-                   max_cores: int = MAX_CORES, fused: bool | None = None) -> list[Program]:
+                   max_cores: int | None = None, fused: bool | None = None) -> list[Program]:
     """The programs of one layer core, in order, over the tensors of `t`: conv, gates, the scan (one
-    fused program or two, scan_programs), gated norm."""
+    fused program or two, scan_programs), gated norm; on `max_cores` cores (default: the compute grid's)."""
+    max_cores = max_cores if max_cores is not None else compute_cores()
     s = ScanShape.of(dims, tokens, chunk)
     hk_tiles = dims.qk_heads * dims.key_tiles
     return [

@@ -18,8 +18,6 @@ from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
     DRAM_READ_NOC,
     DRAM_WRITE_NOC,
-    GRID_X,
-    GRID_Y,
     CircularBuffer,
     CoreRangeSet,
     DataFormat,
@@ -110,7 +108,7 @@ def _pages_per_row(width: int) -> int:
 
 
 def rows_extract_program(src: DeviceTensor, rows, dst: DeviceTensor, width: int, *,
-                         max_cores: int = GRID_X * GRID_Y) -> Program:
+                         max_cores: int | None = None) -> Program:
     """dst <- rows `rows` of src [R, W] (bf16, tiled), all W values (width == W), each in whole row-major
     pages, in the order listed; dst holds at least len(rows) rows of pages."""
     rows = [int(r) for r in rows]
@@ -146,7 +144,7 @@ def rows_extract_program(src: DeviceTensor, rows, dst: DeviceTensor, width: int,
     return Program([reader, writer], cbs, inputs={"src": src}, outputs={"dst": dst}, name=name)
 
 
-def row_extract_program(src: DeviceTensor, row: int, dst: DeviceRow, *, max_cores: int = GRID_X * GRID_Y) -> Program:
+def row_extract_program(src: DeviceTensor, row: int, dst: DeviceRow, *, max_cores: int | None = None) -> Program:
     """dst <- row `row` of src [R, W] (bf16, tiled), all W values (dst.width == W)."""
     return rows_extract_program(src, [row], dst.tensor, dst.width, max_cores=max_cores)
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat, MathFidelity
-from ttprefill.hw import DST_TILES_BF16, DST_TILES_FP32, GRID_X, GRID_Y, L1_CB_BUDGET_BYTES, cb_aligned
+from ttprefill.hw import DST_TILES_BF16, DST_TILES_FP32, L1_CB_BUDGET_BYTES, cb_aligned, compute_grid
 from ttprefill.ops.upstream.matmul_mcast import INPUT_BUFFERING  # the factory's input double-buffering
 
 from .shapes import LinearShape, LinearShapeError
@@ -101,10 +101,10 @@ def _subblock(per_core_m: int, per_core_n: int, dst_tiles: int) -> tuple[int, in
     return max(options, key=lambda hw: (hw[0] * hw[1], hw[1]))
 
 
-def plan_linear(shape: LinearShape, *, grid: tuple[int, int] = (GRID_X, GRID_Y),
+def plan_linear(shape: LinearShape, *, grid: tuple[int, int] | None = None,
                 l1_budget: int = L1_CB_BUDGET_BYTES,
                 fidelity: MathFidelity = DEFAULT_FIDELITY) -> LinearPlan:
-    cols_max, rows_max = grid
+    cols_max, rows_max = grid if grid is not None else compute_grid()  # default: the compute grid's
     per_core_n = -(-shape.nt // cols_max)
     rows_needed = -(-shape.mt // rows_max)  # per_core_m that covers M in one slab
     best = None  # (per_core_m, block width)

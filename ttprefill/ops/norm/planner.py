@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat
-from ttprefill.hw import GRID_X, GRID_Y, L1_CB_BUDGET_BYTES, cb_aligned
+from ttprefill.hw import L1_CB_BUDGET_BYTES, cb_aligned, compute_cores
 
 from .shapes import NormShape, NormShapeError
 
@@ -39,12 +39,12 @@ def l1_bytes(shape: NormShape, input_buffering: int) -> int:
             + 2 * cb_aligned(DataFormat.Float32.tile_bytes) + cb_aligned(ACTIVATION_FORMAT.tile_bytes * OUT_BUFFERING))
 
 
-def plan_norm(shape: NormShape, *, max_cores: int = GRID_X * GRID_Y,
+def plan_norm(shape: NormShape, *, max_cores: int | None = None,
               l1_budget: int = L1_CB_BUDGET_BYTES) -> NormPlan:
     buffering = next((b for b in (2, 1) if l1_bytes(shape, b) <= l1_budget), None)
     if buffering is None:
         raise NormShapeError(f"a group of {shape.group_tiles} tiles needs {l1_bytes(shape, 1)} B of L1, more than "
                              f"the {l1_budget} B a core has; norm narrower groups")
-    cores = min(max_cores, shape.units)
+    cores = min(max_cores if max_cores is not None else compute_cores(), shape.units)  # default: the compute grid
     base, extra = divmod(shape.units, cores)
     return NormPlan(shape, tuple(base + (i < extra) for i in range(cores)), buffering)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ttprefill.device.program import GRID_X, GRID_Y
+from ttprefill.hw import compute_cores
 
 from .shapes import RopeShape
 
@@ -23,7 +23,7 @@ class RopePlan:
         return len(self.core_units)
 
 
-def plan_rope(shape: RopeShape, *, max_cores: int = GRID_X * GRID_Y) -> RopePlan:
-    cores = min(max_cores, shape.units)
+def plan_rope(shape: RopeShape, *, max_cores: int | None = None) -> RopePlan:
+    cores = min(max_cores if max_cores is not None else compute_cores(), shape.units)  # default: the compute grid
     base, extra = divmod(shape.units, cores)
     return RopePlan(shape, tuple(base + (i < extra) for i in range(cores)))
