@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from bfp8_reference import bfp8_reference
 from simkit import TEST_KERNELS, bf16
 from ttprefill import hw
 from ttprefill.device.backends import backend_info, open_device
@@ -423,21 +424,6 @@ def test_the_cost_setting_sets_the_share_of_the_link_a_collective_gets():
         want = hw.ETH_HANDSHAKE_S + hw.ETH_HOP_LATENCY_S + transfer
         assert times[costs] == pytest.approx(want, rel=1e-6)
     assert times["low"] < times["central"] < times["high"]
-
-
-def bfp8_reference(x: np.ndarray) -> np.ndarray:
-    """Block-float rounding of a [R, C] array (C a multiple of 32) written from the format's definition
-    (tt-isa-documentation, Wormhole block floats; tt-metal's Bfp8_b): each run of 16 values of one row
-    inside one tile face (columns 16 j .. 16 j + 15 of a row) shares an 8-bit exponent, the largest of its
-    values'; each value keeps a sign and a 7-bit magnitude m, value = m * 2^(e - 6), rounded to nearest (ties
-    to even), at most 127. Independent of the device's tile layout code: only the 16-column runs matter."""
-    x = np.asarray(x, np.float64)
-    runs = x.reshape(x.shape[0], -1, 16)
-    largest = np.abs(runs).max(axis=2, keepdims=True)
-    e = np.floor(np.log2(np.where(largest > 0, largest, 1.0)))  # an all-zero run: any exponent
-    step = 2.0 ** (e - 6)
-    m = np.minimum(np.round(np.abs(runs) / step), 127)
-    return (np.sign(runs) * m * step).reshape(x.shape)
 
 
 def test_bfp8_reduce_scatter_on_two_chips_is_one_bf16_add_packed_in_bfp8():

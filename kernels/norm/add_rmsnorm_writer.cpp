@@ -23,15 +23,17 @@ void kernel_main() {
     const uint32_t first_unit = get_arg_val<uint32_t>(0);
     const uint32_t num_units = get_arg_val<uint32_t>(1);
 
-    const uint32_t tile = get_tile_size(cb_out);
-    const auto x = TensorAccessor(x_args, x_addr, get_tile_size(cb_sum_out));
-    const auto out = TensorAccessor(out_args, out_addr, tile);
+    // s and out may differ in format (out in bfp8 for a tensor-parallel gather): each CB's own page size
+    const uint32_t sum_tile = get_tile_size(cb_sum_out);
+    const uint32_t out_tile = get_tile_size(cb_out);
+    const auto x = TensorAccessor(x_args, x_addr, sum_tile);
+    const auto out = TensorAccessor(out_args, out_addr, out_tile);
     for (uint32_t u = first_unit; u < first_unit + num_units; ++u) {
         const uint32_t x_first = (x_row0 + u) * row_tiles;
         for (uint32_t j = 0; j < row_tiles; j += batch) {
             cb_wait_front(cb_sum_out, batch);
             for (uint32_t i = 0; i < batch; ++i) {
-                noc_async_write_page(x_first + j + i, x, get_read_ptr(cb_sum_out) + i * tile);
+                noc_async_write_page(x_first + j + i, x, get_read_ptr(cb_sum_out) + i * sum_tile);
             }
             noc_async_writes_flushed();
             cb_pop_front(cb_sum_out, batch);
@@ -40,7 +42,7 @@ void kernel_main() {
         for (uint32_t j = 0; j < row_tiles; j += batch) {
             cb_wait_front(cb_out, batch);
             for (uint32_t i = 0; i < batch; ++i) {
-                noc_async_write_page(out_first + j + i, out, get_read_ptr(cb_out) + i * tile);
+                noc_async_write_page(out_first + j + i, out, get_read_ptr(cb_out) + i * out_tile);
             }
             noc_async_writes_flushed();
             cb_pop_front(cb_out, batch);

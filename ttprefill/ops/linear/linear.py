@@ -11,7 +11,7 @@ from ttprefill.device.tensor import DeviceTensor
 
 from .planner import DEFAULT_FIDELITY, LinearPlan, plan_linear
 from .program import linear_programs
-from .shapes import LinearShape, LinearShapeError
+from .shapes import ACTIVATION_FORMATS, LinearShape, LinearShapeError
 
 
 @dataclass
@@ -45,8 +45,9 @@ def plan_for(x: DeviceTensor, weight: DenseWeight, out_format: DataFormat = Data
              fp32_acc: bool = False, fidelity: MathFidelity = DEFAULT_FIDELITY) -> LinearPlan:
     if x.shape[-1] != weight.k_in or len(x.shape) != 2:
         raise LinearShapeError(f"x must be [tokens, {weight.k_in}] for this weight; got {x.shape}")
-    if x.data_format is not DataFormat.Float16_b:
-        raise LinearShapeError(f"x must be bf16 (Float16_b) activations; got {x.data_format.name}")
+    if x.data_format not in ACTIVATION_FORMATS:
+        raise LinearShapeError(f"x must be activations in one of {', '.join(f.name for f in ACTIVATION_FORMATS)}; "
+                               f"got {x.data_format.name}")
     shape = LinearShape(x.shape[0], weight.k_in, weight.n_out, weight.data_format, out_format, fp32_acc)
     return plan_linear(shape, fidelity=fidelity)
 

@@ -7,9 +7,13 @@ from dataclasses import dataclass
 from ttprefill.device.program import DataFormat
 
 TILE = 32
-ACTIVATION_FORMATS = (DataFormat.Float16_b,)
+# in0 in bfp8: the normed rows a tensor-parallel gather carries in bfp8 (EngineOptions.collective_dtype); the
+# factory's in0 CB takes the tensor's format and the unpacker converts.
+ACTIVATION_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b)
 WEIGHT_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b, DataFormat.Bfp4_b)
-OUTPUT_FORMATS = (DataFormat.Float16_b, DataFormat.Float32)
+# out in bfp8: a row-parallel projection's partial sums for a bfp8 reduction. Only with fp32_acc: without it the
+# factory keeps the partials between K blocks in the output's format (interm0), bfp8 at every K block.
+OUTPUT_FORMATS = (DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b)
 
 
 class LinearShapeError(ValueError):
@@ -36,6 +40,9 @@ class LinearShape:
                                    f"{[f.name for f in WEIGHT_FORMATS]}")
         if self.out_format not in OUTPUT_FORMATS:
             raise LinearShapeError(f"out_format {self.out_format!r}: choose one of {[f.name for f in OUTPUT_FORMATS]}")
+        if self.out_format is DataFormat.Bfp8_b and not self.fp32_acc:
+            raise LinearShapeError("a Bfp8_b output needs fp32_acc=True: without it the partial sums between K blocks "
+                                   "are stored in bfp8 too")
 
     @property
     def mt(self) -> int:

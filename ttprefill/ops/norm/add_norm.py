@@ -22,7 +22,6 @@ from ttprefill.device.jit import KERNELS_DIR
 from ttprefill.device.program import (
     DRAM_READ_NOC,
     DRAM_WRITE_NOC,
-    MAX_CORES,
     CircularBuffer,
     ComputeConfig,
     CoreRangeSet,
@@ -38,6 +37,7 @@ from ttprefill.hw import DST_TILES_FP32, L1_CB_BUDGET_BYTES, cb_aligned
 
 from .norm import NormWeight
 from .planner import ACTIVATION_FORMAT, WEIGHT_FORMAT
+from .program import check_output
 from .shapes import TILE, NormShapeError
 
 KERNELS = KERNELS_DIR / "norm"
@@ -79,7 +79,7 @@ def fixed_l1_bytes(width: int, batch: int) -> int:
             + 2 * cb_aligned(DataFormat.Float32.tile_bytes))
 
 
-def plan_add_norm(tokens: int, width: int, eps: float, *, x_tile_row0: int = 0, max_cores: int = MAX_CORES,
+def plan_add_norm(tokens: int, width: int, eps: float, *, x_tile_row0: int = 0, max_cores: int | None = None,
                   l1_budget: int = L1_CB_BUDGET_BYTES) -> AddNormPlan:
     if tokens < 1 or width < TILE or width % TILE:
         raise NormShapeError(f"add_rms_norm takes tokens >= 1 and a width that is a positive multiple of {TILE}; "
@@ -102,10 +102,10 @@ def add_norm_program(plan: AddNormPlan, x: DeviceTensor, y: DeviceTensor, weight
                      out: DeviceTensor) -> Program:
     p = plan
     x_rows = p.x_tile_row0 * TILE + p.tokens
-    for t, what, shape in ((y, "y", (p.tokens, p.width)), (out, "out", (p.tokens, p.width))):
-        if t.shape != shape or t.data_format is not ACTIVATION_FORMAT:
-            raise NormShapeError(f"{what} must be {list(shape)} {ACTIVATION_FORMAT.name}; got {list(t.shape)} "
-                                 f"{t.data_format.name}")
+    # y (a reduction's output) and out (the normed rows a gather may carry) in bf16 or bfp8: the unpacker and
+    # packer convert, the kernels take each CB's tile size
+    check_output(y, "y", (p.tokens, p.width))
+    check_output(out, "out", (p.tokens, p.width))
     if x.shape[-1] != p.width or x.shape[0] < x_rows or x.data_format is not ACTIVATION_FORMAT:
         raise NormShapeError(f"x must be [>= {x_rows}, {p.width}] {ACTIVATION_FORMAT.name}; got {list(x.shape)} "
                              f"{x.data_format.name}")
@@ -137,11 +137,11 @@ def add_norm_program(plan: AddNormPlan, x: DeviceTensor, y: DeviceTensor, weight
         runtime_args={c: [first, n] for c, first, n in p.core_units}, noc=DRAM_WRITE_NOC)
     bf16, f32 = ACTIVATION_FORMAT, DataFormat.Float32
     cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, 2 * p.chunk, cores),
-           CircularBuffer(CB_Y, bf16, bf16.tile_bytes, 2 * p.chunk, cores),
+           CircularBuffer(CB_Y, y.data_format, y.data_format.tile_bytes, 2 * p.chunk, cores),
            CircularBuffer(CB_WEIGHT, WEIGHT_FORMAT, WEIGHT_FORMAT.tile_bytes, w, cores),
            CircularBuffer(CB_ONES, bf16, bf16.tile_bytes, 1, cores),
            CircularBuffer(CB_SUM, bf16, bf16.tile_bytes, w, cores),
-           CircularBuffer(CB_OUT, bf16, bf16.tile_bytes, 2 * p.batch, cores),
+           CircularBuffer(CB_OUT, out.data_format, out.data_format.tile_bytes, 2 * p.batch, cores),
            CircularBuffer(CB_SUM_OUT, bf16, bf16.tile_bytes, 2 * p.batch, cores),
            CircularBuffer(CB_SQ, f32, f32.tile_bytes, 1, cores),
            CircularBuffer(CB_RS, f32, f32.tile_bytes, 1, cores)]

@@ -31,6 +31,17 @@ CB_X, CB_Z, CB_WEIGHT, CB_ONES, CB_Y, CB_SQ, CB_RS = 0, 1, 2, 3, 16, 24, 25
 FIDELITY = MathFidelity.HiFi4
 
 
+# Formats a norm may write its output in: bf16, or bfp8 where the output only feeds matmuls over a collective
+# (the tensor-parallel gather of the normed rows, EngineOptions.collective_dtype); the packer converts from DST.
+OUTPUT_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b)
+
+
+def check_output(t: DeviceTensor, what: str, shape: tuple[int, int]) -> None:
+    if t.shape != shape or t.data_format not in OUTPUT_FORMATS:
+        raise NormShapeError(f"{what} must be {list(shape)} in one of {', '.join(f.name for f in OUTPUT_FORMATS)}; "
+                             f"got {list(t.shape)} {t.data_format.name}")
+
+
 def _check(t: DeviceTensor, what: str, shape: tuple[int, int], fmt: DataFormat) -> None:
     if t.shape != shape or t.data_format is not fmt:
         raise NormShapeError(f"{what} must be {list(shape)} {fmt.name}; got {list(t.shape)} {t.data_format.name}")
@@ -44,7 +55,7 @@ def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: 
         raise NormShapeError(f"x must be [>= {x_rows}, {s.x_width}] {ACTIVATION_FORMAT.name}; got {list(x.shape)} "
                              f"{x.data_format.name}")
     _check(weight_rows, "weight rows", (TILE, s.group_width), WEIGHT_FORMAT)
-    _check(y, "y", (s.tokens, s.out_width), ACTIVATION_FORMAT)
+    check_output(y, "y", (s.tokens, s.out_width))
     if s.gated != (z is not None):
         raise NormShapeError("the gated norm needs z, and only the gated norm takes it")
     if z is not None:
@@ -77,7 +88,7 @@ def norm_program(plan: NormPlan, x: DeviceTensor, weight_rows: DeviceTensor, y: 
     cbs = [CircularBuffer(CB_X, bf16, bf16.tile_bytes, g * plan.input_buffering, all_cores),
            CircularBuffer(CB_WEIGHT, f32, f32.tile_bytes, g, all_cores),
            CircularBuffer(CB_ONES, bf16, bf16.tile_bytes, 1, all_cores),
-           CircularBuffer(CB_Y, bf16, bf16.tile_bytes, OUT_BUFFERING, all_cores),
+           CircularBuffer(CB_Y, y.data_format, y.data_format.tile_bytes, OUT_BUFFERING, all_cores),
            CircularBuffer(CB_SQ, f32, f32.tile_bytes, 1, all_cores),
            CircularBuffer(CB_RS, f32, f32.tile_bytes, 1, all_cores)]
     if s.gated:
