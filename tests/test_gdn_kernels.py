@@ -417,6 +417,48 @@ def test_conv_state_carries_exactly(sim):
     assert np.array_equal(np.concatenate(parts), whole) and np.array_equal(state, state_whole)
 
 
+@pytest.mark.parametrize("dims", [gdn.GdnDims(8, 16, 128, 128), gdn.GdnDims(16, 32, 128, 128),
+                                  gdn.GdnDims(2, 6, 128, 128), gdn.GdnDims(2, 4, 64, 64)],
+                         ids=["9b_tp2", "9b", "27b_tp8", "tiny"])
+@pytest.mark.parametrize("tokens", [100, 2048])
+def test_conv_units_cover_every_tile_once_and_spread_the_norms(dims, tokens):
+    """Every (channel tile, token tile) of the conv is in exactly one unit, and no core's modeled load
+    (conv tiles plus the q/k norms, conv_unit_cost) is far above the mean: the q/k heads' norms are
+    shared out rather than left to a few cores."""
+    units = planner.conv_units(dims, tokens)
+    token_tiles = -(-tokens // 32)
+    seen = np.zeros((dims.conv_channels // 32, token_tiles), int)
+    for col0, width, first, end, mode in units:
+        seen[col0:col0 + width, first:end] += 1
+        assert (mode != planner.CONV_NORM_NONE) == (col0 < 2 * dims.qk_heads * dims.key_tiles)
+        assert mode == planner.CONV_NORM_NONE or width == dims.key_tiles, "a q/k head is normalised whole"
+    assert (seen == 1).all()
+    owned = planner.balance_units([planner.conv_unit_cost(u) for u in units])
+    loads = [sum(planner.conv_unit_cost(units[i]) for i in mine) for mine in owned]
+    biggest = max(planner.conv_unit_cost(u) for u in units)
+    # largest-first onto the least loaded core: no core above the mean by more than one unit
+    assert max(loads) <= sum(loads) / len(loads) + biggest, (max(loads), sum(loads) / len(loads))
+    if tokens == 2048:
+        assert max(loads) <= 1.1 * sum(loads) / len(loads)
+
+
+def test_conv_modeled_cycles_at_the_9b_tensor_parallel_shape():
+    """Regression guard, modeled and deterministic: the conv of the 9B layer split over two chips (8 q/k,
+    16 v heads) on a 2048-token chunk. Timing model 2.4, central: 483,357 cycles (706,133 before the
+    kernel shared its set-ups across calls and the units spread the q/k norms over the cores)."""
+    from ttprefill.device.sim_device import SimDevice
+
+    dims, T = gdn.GdnDims(8, 16, 128, 128), 2048
+    dev = SimDevice(timing_only=True)
+    t = gdn.allocate_layer_tensors(dev, dims, T, 64)
+    try:
+        report = dev.run(gdn.conv_program(dev, dims, T, t.qkv, t.conv_state, t.tap_weights, t.mixed,
+                                          t.conv_state_out))
+    finally:
+        gdn.free_layer_tensors(dev, t)
+    assert report.cycles < 1.03 * 483_357, report.cycles
+
+
 def test_gates_stage(sim):
     rng = np.random.default_rng(2)
     T, HV = 70, 40  # two tile columns of heads

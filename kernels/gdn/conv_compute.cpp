@@ -32,39 +32,47 @@ constexpr uint32_t cb_y = tt::CBIndex::c_24;
 constexpr uint32_t cb_sq = tt::CBIndex::c_25;
 constexpr uint32_t cb_rs = tt::CBIndex::c_26;
 
-constexpr uint32_t kAcc = 0;     // DST: the running conv sum
-constexpr uint32_t kWeight = 1;  // DST: a tap weight
-constexpr uint32_t kTap = 2;     // DST: one tap's shifted rows
+// The conv of one tile, ordered so that each FPU and SFPU set-up serves several calls (an init or a
+// reconfig per call would cost more than the arithmetic): the three shifted taps by matmuls into
+// DST[kTap0 ..], their weights one after the other through DST[kWeight], then the current row's tap.
+// The sum is formed in the order ((w0 t0 + w1 t1) + w2 t2) + w3 cur, in fp32.
+constexpr uint32_t kWeight = 0;  // DST: a tap weight
+constexpr uint32_t kTap0 = 1;    // DST: kTap0 + tap holds the rows `tap` steps back; kTap0 ends as the sum
+constexpr uint32_t kCur = 2;     // DST: the current rows (after taps 1 and 2 have been added)
 
-// DST[kTap] = the rows `tap` steps of the conv reads (must be zero on entry).
-void shifted_rows(uint32_t tap, uint32_t w) {
-    gdn::matmul_start(cb_consts, cb_cur);
-    matmul_tiles(cb_consts, cb_cur, gdn::kConstShiftCur0 + tap, w, kTap);
-    gdn::matmul_start(cb_consts, cb_prev);
-    matmul_tiles(cb_consts, cb_prev, gdn::kConstShiftPrev0 + tap, w, kTap);
-}
-
-// DST[kAcc] (or DST[kTap] with accumulate) += weight * DST[kTap].
-void weigh_tap(uint32_t w, uint32_t tap, bool first) {
-    gdn::copy_in(cb_weights, w * gdn::kConvWidth + tap, kWeight);
-    gdn::mul_dst(kTap, kWeight, first ? kAcc : kTap);
-    if (!first) gdn::add_dst(kAcc, kTap, kAcc);
-}
-
-// silu(conv) of channel tile w of the current token tile, left in DST[kAcc].
+// silu(conv) of channel tile w of the current token tile, left in DST[kTap0]. DST must be zero on entry.
 void conv_tile(uint32_t w) {
-    shifted_rows(0, w);
-    weigh_tap(w, 0, true);
-    for (uint32_t tap = 1; tap < gdn::kConvShiftTaps; ++tap) {
-        fill_tile_init();
-        fill_tile(kTap, 0.0f);
-        shifted_rows(tap, w);
-        weigh_tap(w, tap, false);
+    gdn::matmul_start(cb_consts, cb_cur);
+    for (uint32_t tap = 0; tap < gdn::kConvShiftTaps; ++tap) {
+        matmul_tiles(cb_consts, cb_cur, gdn::kConstShiftCur0 + tap, w, kTap0 + tap);
+        matmul_tiles(cb_consts, cb_prev, gdn::kConstShiftPrev0 + tap, w, kTap0 + tap);
     }
-    gdn::copy_in(cb_cur, w, kTap);  // the last tap reads the current row itself
-    weigh_tap(w, gdn::kConvShiftTaps, false);
+    reconfig_data_format_srca(cb_weights);
+    copy_init(cb_weights);
+    for (uint32_t tap = 0; tap < gdn::kConvShiftTaps; ++tap) {
+        copy_tile(cb_weights, w * gdn::kConvWidth + tap, kWeight);
+        if (tap == 0) mul_binary_tile_init();
+        mul_binary_tile(kTap0 + tap, kWeight, kTap0 + tap);
+    }
+    add_binary_tile_init();
+    for (uint32_t tap = 1; tap < gdn::kConvShiftTaps; ++tap) add_binary_tile(kTap0, kTap0 + tap, kTap0);
+    copy_tile(cb_weights, w * gdn::kConvWidth + gdn::kConvShiftTaps, kWeight);
+    gdn::copy_in(cb_cur, w, kCur);  // the last tap reads the current row itself
+    gdn::mul_dst(kCur, kWeight, kCur);
+    gdn::add_dst(kTap0, kCur, kTap0);
     silu_tile_init();
-    silu_tile(kAcc);
+    silu_tile(kTap0);
+}
+
+// Hand DST to the packer and pack DST[kTap0] into cb, one page.
+void pack_sum_push(uint32_t cb) {
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_reconfig_data_format(cb);
+    cb_reserve_back(cb, 1);
+    pack_tile(kTap0, cb);
+    cb_push_back(cb, 1);
+    tile_regs_release();
 }
 }  // namespace
 
@@ -90,22 +98,24 @@ void kernel_main() {
             for (uint32_t w = 0; w < width; ++w) {
                 tile_regs_acquire();
                 conv_tile(w);
-                gdn::pack_dst_push(cb_conv);
+                pack_sum_push(cb_conv);
             }
             cb_pop_front(cb_prev, width);
             cb_pop_front(cb_cur, width);
             if (mode == gdn::kNormNone) continue;
 
-            // Sum of squares over the head's tiles, element-wise, then along each row.
+            // Sum of squares over the head's tiles, element-wise, then along each row: the tiles side
+            // by side in DST (a q/k head's key tiles fit it: key dims up to 128), each set-up once,
+            // summed in the order ((y0^2 + y1^2) + y2^2) + y3^2.
             cb_wait_front(cb_y, width);
             tile_regs_acquire();
-            gdn::copy_in(cb_y, 0, 0);
-            gdn::mul_dst(0, 0, 0);
-            for (uint32_t w = 1; w < width; ++w) {
-                gdn::copy_in(cb_y, w, 1);
-                gdn::mul_dst(1, 1, 1);
-                gdn::add_dst(0, 1, 0);
-            }
+            reconfig_data_format_srca(cb_y);
+            copy_init(cb_y);
+            for (uint32_t w = 0; w < width; ++w) copy_tile(cb_y, w, w);
+            mul_binary_tile_init();
+            for (uint32_t w = 0; w < width; ++w) mul_binary_tile(w, w, w);
+            add_binary_tile_init();
+            for (uint32_t w = 1; w < width; ++w) add_binary_tile(0, w, 0);
             gdn::pack_dst_push(cb_sq);
             cb_wait_front(cb_sq, 1);
             tile_regs_acquire();
@@ -122,13 +132,18 @@ void kernel_main() {
             }
             gdn::pack_dst_push(cb_rs);
             cb_pop_front(cb_sq, 1);
+            // y * rs, up to kDstTiles - 1 tiles of y a DST acquisition beside one copy of rs.
             cb_wait_front(cb_rs, 1);
-            for (uint32_t w = 0; w < width; ++w) {
+            for (uint32_t w0 = 0; w0 < width; w0 += gdn::kDstTiles - 1) {
+                const uint32_t n = width - w0 < gdn::kDstTiles - 1 ? width - w0 : gdn::kDstTiles - 1;
                 tile_regs_acquire();
-                gdn::copy_in(cb_y, w, 0);
-                gdn::copy_in(cb_rs, 0, 1);
-                gdn::mul_dst(0, 1, 0);
-                gdn::pack_dst_push(cb_out);
+                reconfig_data_format_srca(cb_y);
+                copy_init(cb_y);
+                for (uint32_t i = 0; i < n; ++i) copy_tile(cb_y, w0 + i, i);
+                copy_tile(cb_rs, 0, n);
+                mul_binary_tile_init();
+                for (uint32_t i = 0; i < n; ++i) mul_binary_tile(i, n, i);
+                gdn::pack_dst_push(cb_out, n);
             }
             cb_pop_front(cb_rs, 1);
             cb_pop_front(cb_y, width);

@@ -33,13 +33,22 @@ void kernel_main() {
         cb_wait_front(cb_o, value_tiles);
         cb_wait_front(cb_z, value_tiles);
 
+        // Sum of squares in the order ((o0^2 + o1^2) + o2^2) + ..., the tiles loaded side by side so
+        // that each set-up (copy, square, add) serves a group: DST[0] holds the running sum, the first
+        // group fills all of DST, later ones the rest.
         tile_regs_acquire();
-        gdn::copy_in(cb_o, 0, 0);
-        gdn::mul_dst(0, 0, 0);
-        for (uint32_t j = 1; j < value_tiles; ++j) {
-            gdn::copy_in(cb_o, j, 1);
-            gdn::mul_dst(1, 1, 1);
-            gdn::add_dst(0, 1, 0);
+        reconfig_data_format_srca(cb_o);
+        copy_init(cb_o);
+        for (uint32_t j0 = 0; j0 < value_tiles;) {
+            const uint32_t slot0 = j0 == 0 ? 0 : 1;
+            const uint32_t room = gdn::kDstTiles - slot0;
+            const uint32_t n = value_tiles - j0 < room ? value_tiles - j0 : room;
+            for (uint32_t i = 0; i < n; ++i) copy_tile(cb_o, j0 + i, slot0 + i);
+            mul_binary_tile_init();
+            for (uint32_t i = 0; i < n; ++i) mul_binary_tile(slot0 + i, slot0 + i, slot0 + i);
+            add_binary_tile_init();
+            for (uint32_t i = 1 - slot0; i < n; ++i) add_binary_tile(0, slot0 + i, 0);
+            j0 += n;
         }
         gdn::pack_dst_push(cb_sq);
         cb_wait_front(cb_sq, 1);
@@ -58,17 +67,24 @@ void kernel_main() {
         cb_pop_front(cb_sq, 1);
         cb_wait_front(cb_rs, 1);
 
+        // y = ((o * rs) * w) * silu(z) per tile: silu(z) first, so that one multiply set-up serves the
+        // three products; the bf16 tiles (z, o) and the fp32 ones (rs, w) each share a copy set-up.
         for (uint32_t j = 0; j < value_tiles; ++j) {
             tile_regs_acquire();
-            gdn::copy_in(cb_o, j, 0);
-            gdn::copy_in(cb_rs, 0, 1);
-            gdn::mul_dst(0, 1, 0);
-            gdn::copy_in(cb_weight, j, 1);
-            gdn::mul_dst(0, 1, 0);
-            gdn::copy_in(cb_z, j, 2);
+            reconfig_data_format_srca(cb_z);
+            copy_init(cb_z);
+            copy_tile(cb_z, j, 3);
+            copy_tile(cb_o, j, 0);
             silu_tile_init();
-            silu_tile(2);
-            gdn::mul_dst(0, 2, 0);
+            silu_tile(3);
+            reconfig_data_format_srca(cb_rs);
+            copy_init(cb_rs);
+            copy_tile(cb_rs, 0, 1);
+            copy_tile(cb_weight, j, 2);
+            mul_binary_tile_init();
+            mul_binary_tile(0, 1, 0);
+            mul_binary_tile(0, 2, 0);
+            mul_binary_tile(0, 3, 0);
             gdn::pack_dst_push(cb_y);
         }
         cb_pop_front(cb_rs, 1);

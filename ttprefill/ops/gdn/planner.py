@@ -143,19 +143,45 @@ def conv_value_width(dims: GdnDims, max_cores: int = MAX_CORES) -> int:
     return 1 if single <= 4 * max_cores else dims.value_tiles
 
 
+# Conv work units a core gets on average. Several units per core let balance_units mix q/k heads (whose
+# L2 norm adds work per token tile) with value tiles on every core instead of giving whole cores to one
+# kind; each unit costs one read of its tap weights and of the token tile before its range. 4, 6 and 8
+# were compared (modeled, 2048 tokens): the same within 0.3 % at the 9B shapes (8/16 and 16/32 heads), 6
+# best at 27B's per-chip shape on 8 chips (2/6 heads: 188k, 182k, 202k cycles).
+CONV_UNITS_PER_CORE = 6
+
+
 def conv_units(dims: GdnDims, tokens: int, max_cores: int = MAX_CORES) -> list[tuple[int, int, int, int, int]]:
     """Conv work units (first channel tile, width, first token tile, end token tile, norm mode): every q
     and k head as one group of key tiles (normalised together), value tiles alone or by head
-    (conv_value_width), each split into token ranges so that there are about two units per core."""
+    (conv_value_width), each split into token ranges of about the same number of tiles (width x token
+    tiles) for every group, CONV_UNITS_PER_CORE units per core on average: small enough for the
+    largest-first balance on conv_unit_cost to share the q/k heads' norms out over all the cores."""
     kt, h, vw = dims.key_tiles, dims.qk_heads, conv_value_width(dims, max_cores)
     groups = [(i * kt, kt, CONV_NORM_L2_SCALED) for i in range(h)]
     groups += [((h + i) * kt, kt, CONV_NORM_L2) for i in range(h)]
     groups += [(2 * h * kt + j * vw, vw, CONV_NORM_NONE) for j in range(dims.v_heads * dims.value_tiles // vw)]
     token_tiles = -(-tokens // TILE)
-    ranges = max(1, min(token_tiles, -(-2 * max_cores // len(groups))))
-    bounds = [token_tiles * r // ranges for r in range(ranges + 1)]
-    return [(col0, width, bounds[r], bounds[r + 1], mode) for col0, width, mode in groups
-            for r in range(ranges) if bounds[r + 1] > bounds[r]]
+    unit_tiles = max(1.0, token_tiles * sum(g[1] for g in groups) / (CONV_UNITS_PER_CORE * max_cores))
+    units = []
+    for col0, width, mode in groups:
+        ranges = max(1, min(token_tiles, round(width * token_tiles / unit_tiles)))
+        bounds = [token_tiles * r // ranges for r in range(ranges + 1)]
+        units += [(col0, width, bounds[r], bounds[r + 1], mode) for r in range(ranges) if bounds[r + 1] > bounds[r]]
+    return units
+
+
+# What the L2 norm of a q/k head adds per token tile, in conv tiles (one tile's conv + SiLU): modeled
+# per-unit runs of the conv program on one core (K = 128, timing-only, timing model 2.4) put a tile's
+# conv at 3.16k cycles and a head's norm at 3.6-3.7k a token tile, 1.15-1.19 tiles, at the central
+# setting; 1.0 at low, 1.28 at high. An estimate with that range.
+CONV_NORM_TILES = 1.2
+
+
+def conv_unit_cost(unit: tuple[int, int, int, int, int]) -> float:
+    """A conv unit's modeled work in conv tiles: its tiles plus, for a q/k head, the norm per token tile."""
+    _, width, first, end, mode = unit
+    return (end - first) * (width + (CONV_NORM_TILES if mode != CONV_NORM_NONE else 0.0))
 
 
 def balance_units(costs: list[int], max_cores: int = MAX_CORES) -> list[list[int]]:

@@ -29,6 +29,7 @@ from .planner import (
     MAX_HEADS_PER_HELPER,
     RECORD_SLOTS,
     balance_units,
+    conv_unit_cost,
     conv_units,
     conv_value_width,
     core_list,
@@ -457,7 +458,7 @@ def conv_program(device, dims: GdnDims, tokens: int, x: DeviceTensor, conv_state
         _check_tensor(name, t, CONV_WIDTH - 1, c, BF16)
     _check_tensor("conv tap weights", tap_weights, CONV_WIDTH * TILE, c, FP32)
     units = conv_units(dims, tokens, max_cores)
-    owned = balance_units([u[1] * (u[3] - u[2]) for u in units], max_cores)
+    owned = balance_units([conv_unit_cost(u) for u in units], max_cores)
     cores = core_list(len(owned))
     core_set = CoreRangeSet.of(cores)
     width = max(dims.key_tiles, conv_value_width(dims, max_cores))
