@@ -51,3 +51,11 @@ def open_device(backend: str, **options):
     if "mesh_shape" in options and info.mesh_class_name:
         return getattr(importlib.import_module(info.mesh_module), info.mesh_class_name)(**options)
     return getattr(importlib.import_module(info.module), info.class_name)(**options)
+
+
+def close_device(device) -> None:
+    """Closes an executor that holds a device open (TTDevice: the card's mesh, then its fabric configuration);
+    the simulator's executors hold nothing open. None (no device) is fine."""
+    close = getattr(device, "close", None)
+    if close is not None:
+        close()
