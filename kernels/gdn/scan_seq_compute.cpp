@@ -118,7 +118,9 @@ void copy_block(uint32_t cb, uint32_t cb_dst, uint32_t count) {
     for (uint32_t t = 0; t < count; t += gdn::kDstTiles) {
         const uint32_t n = min_u32(gdn::kDstTiles, count - t);
         tile_regs_acquire();
-        for (uint32_t i = 0; i < n; ++i) gdn::copy_in(cb, t + i, i);
+        reconfig_data_format_srca(cb);
+        copy_init(cb);
+        for (uint32_t i = 0; i < n; ++i) copy_tile(cb, t + i, i);
         gdn::pack_dst_push(cb_dst, n);
     }
 }
@@ -172,12 +174,15 @@ struct ScaledTileJobs {
         const uint32_t n = min_u32(kVectorDst, key_tiles - kt0);
         const uint32_t cb_out = keys ? cb_kt : cb_qt;
         tile_regs_acquire();
-        for (uint32_t x = 0; x < n; ++x) {
-            if (keys) {
-                gdn::transpose_in(cb_k, i * key_tiles + kt0 + x, x);
-            } else {
-                gdn::copy_in(cb_q, i * key_tiles + kt0 + x, x);
-            }
+        // One unpacker set-up for the job's tiles (an init per tile would cost more than the copy).
+        if (keys) {
+            reconfig_data_format_srca(cb_k);
+            transpose_init(cb_k);
+            for (uint32_t x = 0; x < n; ++x) transpose_tile(cb_k, i * key_tiles + kt0 + x, x);
+        } else {
+            reconfig_data_format_srca(cb_q);
+            copy_init(cb_q);
+            for (uint32_t x = 0; x < n; ++x) copy_tile(cb_q, i * key_tiles + kt0 + x, x);
         }
         if (keys) {
             gdn::copy_in(cb_vec, gdn::gv::at(gdn::gv::kToLast, i, nt), kVectorDst);
@@ -346,8 +351,10 @@ void kernel_main() {
                     for (uint32_t j0 = 0; j0 < block_tiles; j0 += 2) {
                         const uint32_t cn = min_u32(2, block_tiles - j0);
                         tile_regs_acquire();
+                        reconfig_data_format_srca(cb_h);
+                        copy_init(cb_h);
                         for (uint32_t r = 0; r < rn; ++r) {
-                            for (uint32_t x = 0; x < cn; ++x) gdn::copy_in(cb_h, (k0 + r) * block_tiles + j0 + x, r * cn + x);
+                            for (uint32_t x = 0; x < cn; ++x) copy_tile(cb_h, (k0 + r) * block_tiles + j0 + x, r * cn + x);
                         }
                         binop_with_scalar_tile_init();
                         for (uint32_t x = 0; x < rn * cn; ++x) mul_unary_tile(x, decay_bits);
