@@ -107,7 +107,7 @@ def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens
     from ttprefill.device.sim_device import SimDevice
     from ttprefill.model.device_stack import (BF16, FP32, WEIGHT_FORMATS, GdnDeviceState, LayerRunner, OpTimes,
                                               Scratch, WeightSource, layer_weights)
-    from ttprefill.model.memory_plan import activation_bytes
+    from ttprefill.model.memory_plan import activation_bytes, checkpoint_read_bytes
     from ttprefill.ops.attention import KVCache, ResidentPageTable
     from ttprefill.ops.rope import RopeTables
     from ttprefill.model.stack import ChunkContext
@@ -148,15 +148,27 @@ def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens
 
     device.allocate, device.free = counting_allocate, counting_free
     checkpoints = tuple(range(64, tokens, 64)) + (tokens,)
+    peaks, helds = [], []
     for run in (lambda s: runner.gdn_block(s, x, gdn_w, state, checkpoints), lambda s: runner.mlp_block(s, x, gdn_w),
                 lambda s: runner.attention_block(s, x, attn_w, cache, table.tensor,
                                                  ChunkContext(0, tokens, tuple(range(pages))), rope)):
         block = Scratch(device)
-        run(block)
+        before = peak[0] = live[0]
+        kept = run(block)
+        # the GDN block's checkpoint tensors (live from their allocation to the block's end here; the device stack
+        # hands them to the chunk) are the plan's checkpoint_reads, not its activations
+        held = 0 if kept is None else kept.conv_rows.tensor.nbytes + kept.recurrent.nbytes
+        peaks.append(peak[0] - before - held)
+        helds.append(held)
         block.free()
-    measured = x.nbytes + peak[0]
+    measured = x.nbytes + max(peaks)
     planned = activation_bytes(cfg, tokens, 64, 64)
     assert measured * 0.98 <= planned <= measured * 1.05, (planned, measured)
+    # per checkpoint: the state [HV K, V] in fp32 tiles, the conv rows (3 bf16 rows, each in whole 2 KB pages)
+    each = (-(-dims.v_heads * dims.key_dim // 32) * -(-dims.value_dim // 32) * 4096
+            + 3 * -(-dims.conv_channels // 1024) * 2048)
+    assert helds == [len(checkpoints) * each, 0, 0]
+    assert checkpoint_read_bytes(cfg, tokens, 64, 64) == len(cfg.gdn_layers) * helds[0]
 
 
 def test_a_requests_page_table_is_counted(sim):
@@ -184,10 +196,12 @@ def test_a_requests_page_table_is_counted(sim):
 @pytest.mark.parametrize("mesh_shape", [(1, 2), (2, 2)])
 @pytest.mark.parametrize("scheme", ["all_reduce", "reduce_scatter"])
 def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak(mesh_shape, scheme):
-    """The plan's per-chip activations under each tensor-parallel scheme against the simulated chips' own
-    high-water mark of live tensor bytes over one chunk (the device stack on a SimMesh, timing only): the bytes
-    above what stays resident after the chunk. 200 tokens: the reduce_scatter split pads them (to 256 rows on
-    either mesh), so the padded gather, partial sum and scatter outputs differ from the unpadded rows."""
+    """The plan's per-chip activations and GDN checkpoint tensors under each tensor-parallel scheme against the
+    simulated chips' own high-water mark of live tensor bytes over one chunk (the device stack on a SimMesh,
+    timing only): the bytes above what stays resident after the chunk. 200 tokens: the reduce_scatter split pads
+    them (to 256 rows on either mesh), so the padded gather, partial sum and scatter outputs differ from the
+    unpadded rows. tiny's largest block is its GDN block, so its own checkpoint tensors counted twice (in both
+    parts) or a chip's conv rows taken as the whole model's divided (2x2: q/k heads shared) would show."""
     from ttprefill.device.mesh import SimMesh
     from ttprefill.model.device_stack import DeviceStack
     from ttprefill.model.memory_plan import activation_bytes
@@ -205,13 +219,19 @@ def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak
     try:
         for chip in mesh.chips:
             chip.reset_tensor_bytes_high_water()
+        # a chunk that ends on a checkpoint (none inside it, shorter than a block): each GDN layer's checkpoint
+        # tensors, one state slot and its conv rows, held from its block to the chunk's end
         stack.forward(np.arange(tokens) % cfg.vocab_size, stack.new_state(), ChunkContext(0, tokens, (0,)),
-                      need_logits=False)
+                      need_logits=False, sync_end=True)
         measured = [chip.tensor_bytes_high_water() - chip.tensor_bytes_in_use() for chip in mesh.chips]
     finally:
         stack.free()
-    # no checkpoint inside a chunk shorter than a block: the GDN block's one end-state slot
-    planned = activation_bytes(cfg, tokens, o.gdn_chunk, page_tokens, mesh_shape=mesh_shape, scheme=scheme)
+    parts = plan_memory(cfg, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=tokens,
+                        chips=mesh_shape[0] * mesh_shape[1], gdn_chunk=o.gdn_chunk, block_tokens=page_tokens,
+                        mesh_shape=mesh_shape, scheme=scheme).parts
+    assert parts["activations"] == activation_bytes(cfg, tokens, o.gdn_chunk, page_tokens, mesh_shape=mesh_shape,
+                                                    scheme=scheme)
+    planned = parts["activations"] + parts["checkpoint_reads"]
     assert len(set(measured)) == 1, measured  # every chip runs the same shapes
     # tiny's widths are whole tiles and its attention rows a head the chunk's tile rows, so the count is exact;
     # a tolerance would hide the schemes' difference (on 2x2 32 KB, under 3%)

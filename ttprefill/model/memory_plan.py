@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ttprefill.hw import DRAM_BANKS, DRAM_BYTES_PER_CHIP
 from ttprefill.model.config import ModelConfig
-from ttprefill.model.tensor_parallel import DEFAULT_SCHEME
+from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, TensorParallelPlan
 from ttprefill.model.weights import parameter_shapes
 
 TILE = 32
@@ -82,11 +82,13 @@ def _checkpoints_per_chunk(chunk_tokens: int, gdn_chunk: int | None, block_token
 
 def checkpoint_read_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
                           block_tokens: int | None = None) -> int:
-    """What a chunk's GDN checkpoint reads hold until the chunk ends (they run beside the later blocks): per GDN
-    layer the scan's checkpoint-state tensor (each checkpoint's [HV K, V] fp32 state) and the conv rows of every
-    checkpoint (kernel - 1 row-major bf16 rows each, in whole 2 KB pages of 1024 values). All GDN layers' at
-    once: exact at the peak when the largest block runs after the last GDN layer (Qwen3.5: the last layer is
-    attention), an upper bound otherwise."""
+    """What a chunk's GDN checkpoint tensors hold on a chip whose heads `config` has: per GDN layer the scan's
+    checkpoint-state tensor (each checkpoint's [HV K, V] fp32 state) and the conv rows of every checkpoint
+    (kernel - 1 row-major bf16 rows each, in whole 2 KB pages of 1024 values). A GDN block allocates them and
+    they stay until the chunk ends (their reads run beside the later blocks), so all GDN layers' are live at
+    once at the chunk's peak: exact when the largest block runs on or after the last GDN layer (its own MLP
+    block always does; Qwen3.5's last layer is attention), an upper bound otherwise. A chunk without checkpoints
+    holds less: its GDN blocks' one-slot state tensors only, each freed with its block."""
     if not config.gdn_layers:
         return 0
     n = _checkpoints_per_chunk(chunk_tokens, gdn_chunk, block_tokens)
@@ -125,10 +127,10 @@ def _block_temporaries(cfg: ModelConfig, chunk_tokens: int, gdn_chunk: int | Non
       MLP        the gate and up outputs;
       attention  the fused q|gate|k|v projection, normed q and k, the per-head Q, gate and O, the chunk's K and
                  V per head, the merged heads;
-      GDN        qkv (pre- and post-conv), z, a, b, o, y, g and beta, the scan's scratch, and the states at the
-                 chunk's checkpoints: at most one per block boundary inside it (per GDN chunk when block_tokens
-                 is None) and one at its end.
-    bf16 tiles but g, beta, the scan's scratch and the states (fp32)."""
+      GDN        qkv (pre- and post-conv), z|b|a, o, y, g, beta and the scan's scratch; its checkpoint tensors
+                 (the states and conv rows at the chunk's checkpoints) outlive the block and are counted with
+                 every GDN layer's in checkpoint_read_bytes.
+    bf16 tiles but g, beta and the scan's scratch (fp32)."""
     from ttprefill.device.program import DataFormat
     from ttprefill.ops.gdn import DEFAULT_CHUNK
     from ttprefill.ops.gdn.programs import scan_scratch_shapes
@@ -150,10 +152,9 @@ def _block_temporaries(cfg: ModelConfig, chunk_tokens: int, gdn_chunk: int | Non
         chunk = gdn_chunk or DEFAULT_CHUNK
         scratch = sum(_tiles(*shape) * DataFormat(fmt).tile_bytes
                       for shape, fmt in scan_scratch_shapes(ScanShape.of(dims, chunk_tokens, chunk)))
-        checkpoints = _checkpoints_per_chunk(chunk_tokens, chunk, block_tokens)
-        states = checkpoints * _tiles(hv * dims.key_dim, dims.value_dim) * TILE_BYTES["fp32"]
-        gates = 2 * _tiles(rows, hv) * (TILE_BYTES["fp32"] + TILE_BYTES["bf16"])  # g, beta; a, b
-        blocks.append(bf16(C, C, vdim, vdim, vdim) + gates + scratch + states)
+        # g and beta fp32; b and a a tile column each of z|b|a, in bf16 beside z's columns
+        gates = 2 * _tiles(rows, hv) * (TILE_BYTES["fp32"] + TILE_BYTES["bf16"])
+        blocks.append(bf16(C, C, vdim, vdim, vdim) + gates + scratch)
     return max(blocks)
 
 
@@ -173,7 +174,7 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
                       reduce_scatter's outputs (rows first: [T padded / mesh rows, hidden], then
                       [T padded / chips, hidden]).
     T counts in whole tile rows."""
-    from ttprefill.model.tensor_parallel import TensorParallelPlan, TokenShards
+    from ttprefill.model.tensor_parallel import TokenShards
 
     mesh_rows, mesh_cols = mesh_shape
     chips = mesh_rows * mesh_cols
@@ -233,14 +234,10 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
                 block_tokens: int | None = None, kv_pages: int = 0, mesh_shape: tuple[int, int] | None = None,
                 scheme: str = DEFAULT_SCHEME) -> MemoryPlan:
     """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel, a mesh
-    of `mesh_shape`, (1, chips) when None, under collective `scheme`); a chunk's activations as a chip holds
-    them under that scheme (activation_bytes).
-
-    The GDN block in activations counts the checkpoint-state tensor of the layer it runs, which
-    checkpoint_reads counts too (it holds every GDN layer's): when the GDN block is the largest, that one
-    layer's checkpoint states are counted twice, an over-count of one [checkpoints x HV K, V] fp32 tensor a
-    chip. It is left in: activation_bytes stays a block's whole working set, and the extracted conv rows
-    the GDN block also holds are not in activations (a smaller under-count the other way)."""
+    of `mesh_shape`, (1, chips) when None, under collective `scheme`); a chunk's activations and its GDN
+    checkpoint tensors as a chip holds them (activation_bytes; checkpoint_read_bytes of the chip's heads). A GDN
+    layer's checkpoint tensors are counted once, in checkpoint_reads: its block allocates them and the chunk
+    holds them to its end, so at the peak every GDN layer's are live beside the largest block's temporaries."""
     if chips < 1:
         raise MemoryPlanError(f"chips must be at least 1, got {chips}")
     mesh_shape = (1, chips) if mesh_shape is None else tuple(mesh_shape)
@@ -249,13 +246,14 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
                               f"rows * cols = chips")
     if cache_budget_bytes < 0 or chunk_tokens < 1:
         raise MemoryPlanError("cache_budget_bytes must be >= 0 and chunk_tokens >= 1")
+    chip = TensorParallelPlan(config, chips, scheme).chip_config(0) if chips > 1 else config
     parts = {
         "weights": -(-weight_bytes(config, weight_format) // chips),
         "cache": -(-cache_budget_bytes // chips),
-        "gdn_states": -(-state_bytes(config) // chips),
+        "gdn_states": state_bytes(chip),  # the chip's heads (q/k heads shared by chips are held by each)
         "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens, mesh_shape=mesh_shape,
                                         scheme=scheme),
-        "checkpoint_reads": checkpoint_read_bytes(config, chunk_tokens, gdn_chunk, block_tokens) // chips,
+        "checkpoint_reads": checkpoint_read_bytes(chip, chunk_tokens, gdn_chunk, block_tokens),
         "input_buffer": input_buffer_bytes(config, chunk_tokens),
         "rope_tables": rope_table_bytes(config, rope_positions),
         "page_table": page_table_bytes(config, kv_pages),
