@@ -1,5 +1,7 @@
 """Representative projection programs for the checks against the real ttnn (tests/host; ops/registry.py):
-the first row slab of a Qwen3.5-9B-shaped projection at 1k tokens, bfp8 and bf16 weights."""
+the first row slab of a Qwen3.5-9B-shaped projection at 1k tokens, bfp8 and bf16 weights; the MLP's gate | up
+projection with its SwiGLU (swiglu.py, our compute kernel) at 9B's n300 chip share and 27B's T3000 chip share
+(a partial last core column)."""
 
 from __future__ import annotations
 
@@ -29,3 +31,24 @@ def _o_proj() -> Program:
 @register("linear/T8192_k4096_n12288_bf16_second_slab")
 def _mlp_gate_slab() -> Program:
     return _registered(8192, 4096, 12288, DataFormat.Float16_b, first_slab=1)
+
+
+def _registered_swiglu(tokens: int, k: int, inter: int, weight_format: DataFormat) -> Program:
+    from .swiglu import paired_width, plan_swiglu, swiglu_programs
+
+    device = build_device()
+    plan = plan_swiglu(LinearShape(tokens, k, paired_width(inter), weight_format))
+    x = device.allocate((tokens, k), DataFormat.Float16_b)
+    w = device.allocate((k, paired_width(inter)), weight_format)
+    out = device.allocate((tokens, inter), DataFormat.Float16_b)
+    return swiglu_programs(device, x, w, out, plan)[0]
+
+
+@register("linear/swiglu_T2048_k4096_i6144_bfp8")
+def _mlp_swiglu_9b_tp2() -> Program:
+    return _registered_swiglu(2048, 4096, 6144, DataFormat.Bfp8_b)
+
+
+@register("linear/swiglu_T1024_k5120_i2176_bfp8")
+def _mlp_swiglu_27b_tp8() -> Program:
+    return _registered_swiglu(1024, 5120, 2176, DataFormat.Bfp8_b)

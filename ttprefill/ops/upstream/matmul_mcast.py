@@ -2,6 +2,12 @@
 case: DRAM-interleaved in0 / in1 / out, no bias, no fused activation, no fused CCL op, no transpose_mcast;
 out_block_h/w may split the per-core block (each output block then walks K once more).
 
+One variant of ours, `out_pairs`: the output has half of in1's columns, for a compute kernel that packs one tile
+per pair of adjacent in1 tile columns (kernels/linear/swiglu_matmul_compute.cpp: silu(gate) * up). The readers
+keep the factory's in1 arguments; the writers get the factory's arguments for the narrower output; the caller
+supplies the compute kernel. Its partials still fill the in1-wide block, laid under the output as the factory
+lays them, so the core holds one output block (no out_block split).
+
 Mirrored from tenstorrent/tt-metal ttnn/cpp/ttnn/operations/matmul/device/factory/
 matmul_multicore_reuse_mcast_2d_program_factory.cpp at commit 0000d49ebfd8 (create_program_mcast_in0_in1),
 around the kernels of the pinned ttnn 0.81.1 wheel (matmul/device/kernels/):
@@ -86,14 +92,22 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
                             out_subblock_h: int, out_subblock_w: int,
                             out_block_h: int | None = None, out_block_w: int | None = None,
                             fidelity: MathFidelity = MathFidelity.HiFi4, fp32_dest_acc_en: bool = False,
-                            packer_l1_acc: bool = True, math_approx_mode: bool = False) -> Program:
+                            packer_l1_acc: bool = True, math_approx_mode: bool = False,
+                            out_pairs: bool = False) -> Program:
     """a [.., M, K] @ b [.., K, N] -> out [.., M, N] (tiled DRAM DeviceTensors, batch 1) on a grid of
     ceil(N / per_core_n) x ceil(M / per_core_m) cores starting at (0, 0), core (x, y) owning output block
-    row y, column x. out_block_h / out_block_w default to per_core_m / per_core_n, as the config's do."""
+    row y, column x. out_block_h / out_block_w default to per_core_m / per_core_n, as the config's do.
+    out_pairs: out has half of b's tile columns (see the module doc); per_core_n and out_subblock_w count in1 tiles
+    and must be even."""
     mt, kt, nt = a.tiles_h, a.tiles_w, b.tiles_w
     batch = a.num_pages // (mt * kt)
-    if b.tiles_h != kt or out.tiles_h != mt or out.tiles_w != nt:
+    pair = 2 if out_pairs else 1  # in1 tile columns per output tile column
+    if b.tiles_h != kt or out.tiles_h != mt or out.tiles_w * pair != nt:
         raise ValueError("matmul shapes do not agree")
+    if out_pairs and (per_core_n % 2 or out_subblock_w % 2 or out_block_h not in (None, per_core_m)
+                      or out_block_w not in (None, per_core_n)):
+        raise ValueError(f"out_pairs needs an even per_core_n ({per_core_n}) and out_subblock_w ({out_subblock_w}) "
+                         "and one output block a core (no out_block_h / out_block_w)")
     if batch != 1 or b.num_pages != kt * nt:
         raise ValueError("only the unbatched case is mirrored")
     out_block_h = per_core_m if out_block_h is None else out_block_h
@@ -120,6 +134,9 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
     in1_block_tiles = out_block_w * in0_block_w
     depth = INPUT_BUFFERING if batch * num_blocks > 1 else 1
     out_block_tiles = out_block_h * out_block_w
+    # What the writers see: the output's columns (half of in1's under out_pairs).
+    nt_o, per_core_n_o, out_block_w_o, out_subblock_w_o = nt // pair, per_core_n // pair, out_block_w // pair, \
+        out_subblock_w // pair
 
     num_blocks_y = (mt - 1) // per_core_m + 1  # rows of cores (M)
     num_blocks_x = (nt - 1) // per_core_n + 1  # columns of cores (N)
@@ -171,9 +188,9 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
         kt * nt, batch, bcast_batch,
         0, 0,  # sparsity off
         # writer
-        1, nt, out_subblock_w, out_subblock_h * nt, out_block_w, out_block_h * nt,
-        out_subblock_w, out_subblock_h, out_subblock_w * out_subblock_h,
-        mt * nt,
+        1, nt_o, out_subblock_w_o, out_subblock_h * nt_o, out_block_w_o, out_block_h * nt_o,
+        out_subblock_w_o, out_subblock_h, out_subblock_w_o * out_subblock_h,
+        mt * nt_o,
         0,  # in3 (bias) stride placeholder
         0, 0,  # fused all-gather / reduce-scatter
         0,  # compact_output
@@ -184,9 +201,9 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
     in1_receiver_ct = [
         in1_block_w * in0_block_w, num_blocks, out_num_blocks_x, out_num_blocks_y,
         in1_sender_sem, in1_receiver_sem, batch,
-        1, nt, out_subblock_w, out_subblock_h * nt, out_block_w, out_block_h * nt,
-        out_subblock_w, out_subblock_h, out_subblock_w * out_subblock_h,
-        mt * nt,
+        1, nt_o, out_subblock_w_o, out_subblock_h * nt_o, out_block_w_o, out_block_h * nt_o,
+        out_subblock_w_o, out_subblock_h, out_subblock_w_o * out_subblock_h,
+        mt * nt_o,
         0,  # bias block width placeholder
         0,  # fused reduce-scatter
         *out.accessor_args(),
@@ -203,10 +220,11 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
     last_nz_sub_h = (last_out_block_h - 1) // out_subblock_h + 1
     last_nz_sub_w = (last_out_block_w - 1) // out_subblock_w + 1
     last_sub_h = last_out_block_h % out_subblock_h or out_subblock_h
-    last_sub_w = last_out_block_w % out_subblock_w or out_subblock_w
-    last_addr_skip = out_tile * (out_subblock_w - last_sub_w)
-    last_w_skip = out_subblock_w * out_subblock_h * (out_block_w // out_subblock_w - last_nz_sub_w)
-    last_h_skip = (out_block_h // out_subblock_h - last_nz_sub_h) * (out_block_w * out_subblock_h)
+    # the writers' (output columns): under out_pairs each is half its in1 count
+    last_sub_w = (last_out_block_w % out_subblock_w or out_subblock_w) // pair
+    last_addr_skip = out_tile * (out_subblock_w_o - last_sub_w)
+    last_w_skip = out_subblock_w_o * out_subblock_h * (out_block_w // out_subblock_w - last_nz_sub_w)
+    last_h_skip = (out_block_h // out_subblock_h - last_nz_sub_h) * (out_block_w_o * out_subblock_h)
     sub_h, sub_w = out_block_h // out_subblock_h, out_block_w // out_subblock_w
 
     noc = device.worker_noc_coord
@@ -227,20 +245,21 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
                                    last_out_block_h if last_row else out_block_h, 0]
         else:
             in0_receiver_rt[core] = [*left]
-        out_start = in1_idx * per_core_n + in0_idx * per_core_m * nt
+        out_start = in1_idx * per_core_n_o + in0_idx * per_core_m * nt_o
         if in0_idx == 0:
+            # the first is the in1 reader's (its valid tiles in the last column), the rest the writer's
             if last_col:
                 padding = [last_out_block_w, sub_h, out_subblock_h, 0, sub_w, last_nz_sub_w, last_sub_w,
                            last_addr_skip, last_w_skip]
             else:
-                padding = [out_block_w, sub_h, out_subblock_h, 0, sub_w, sub_w, out_subblock_w, 0, 0]
+                padding = [out_block_w, sub_h, out_subblock_h, 0, sub_w, sub_w, out_subblock_w_o, 0, 0]
             in1_sender_rt[core] = [b.address, in1_start_stride * in1_idx, *in1_start, *in1_end, 0,
                                    out.address, out_start, *padding, 0, 0,  # bias address / start tile
                                    last_out_num_blocks_w if last_col else out_num_blocks_x]
         else:
             h = [sub_h, last_nz_sub_h, last_sub_h, last_h_skip] if last_row else [sub_h, sub_h, out_subblock_h, 0]
             w = [sub_w, last_nz_sub_w, last_sub_w, last_addr_skip, last_w_skip] if last_col else \
-                [sub_w, sub_w, out_subblock_w, 0, 0]
+                [sub_w, sub_w, out_subblock_w_o, 0, 0]
             nblocks = [last_out_num_blocks_h if last_row else out_num_blocks_y,
                        last_out_num_blocks_w if last_col else out_num_blocks_x]
             in1_receiver_rt[core] = [*top, out.address, out_start, *h, *w, *nblocks]
@@ -308,7 +327,7 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
         cbs.append(CircularBuffer(CB_OUT, out.data_format, out.page_size, out_block_tiles, all_cores,
                                   aliases=(CBAlias(CB_INTERM0, interm_format, out.page_size),)))
     else:
-        cbs += [CircularBuffer(CB_OUT, out.data_format, out.page_size, out_block_tiles, all_cores),
+        cbs += [CircularBuffer(CB_OUT, out.data_format, out.page_size, out_block_tiles // pair, all_cores),
                 CircularBuffer(CB_INTERM0, interm_format, interm_format.tile_bytes, out_block_tiles, all_cores)]
     return Program(kernels=kernels, circular_buffers=cbs, semaphores=semaphores, name="upstream_matmul_mcast_2d")
 

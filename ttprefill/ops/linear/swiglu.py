@@ -1,0 +1,139 @@
+"""The MLP's gate and up projections and their SwiGLU as one program a row slab: out = silu(x Wg^T) * (x Wu^T).
+
+One resident weight holds both projections, their tile columns alternating (pair_gate_up: gate tile column c,
+then up tile column c), so every output block of the 2D-multicast matmul holds each gate tile beside its up
+tile. Our compute kernel (kernels/linear/swiglu_matmul_compute.cpp) runs the matmul's K loop as tt-metal's
+does, then on the last K block applies silu to each gate tile in DST, multiplies it by its up tile and packs
+only the products: x is read once for both projections, and only [T, I] is written (no [T, 2 I] round trip
+through DRAM and no separate element-wise pass). The dataflow kernels are tt-metal's own, through the
+factory mirror's `out_pairs` variant (ops/upstream/matmul_mcast.py).
+
+Blocking (plan_swiglu) follows the dense planner (planner.py) with two constraints: a core's block holds
+whole pairs (per_core_n even, the output's ceil(I / 32 / 8) pairs a core column), and so does a sub-block (its
+width even, at most half of DST's tiles a row pair count); the L1 is the dense op's for the [K, 2 I] weight
+(the partials fill the in1-wide block; the narrower output lies in them when the formats agree).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ttprefill.device.jit import KERNELS_DIR
+from ttprefill.device.program import DataFormat, MathFidelity, Role
+from ttprefill.device.tensor import DeviceTensor
+from ttprefill.hw import DST_TILES_BF16, DST_TILES_FP32, L1_CB_BUDGET_BYTES, cb_aligned, compute_grid
+from ttprefill.ops.upstream.matmul_mcast import INPUT_BUFFERING
+
+from .linear import DenseWeight
+from .program import linear_programs
+from .planner import DEFAULT_FIDELITY, K_BLOCK_WIDTHS, LinearPlan, partials_format
+from .shapes import ACTIVATION_FORMATS, TILE, LinearShape, LinearShapeError
+
+COMPUTE_KERNEL = KERNELS_DIR / "linear" / "swiglu_matmul_compute.cpp"
+
+
+def pair_gate_up(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """gate_proj and up_proj [I, k_in] (the checkpoint's layout) -> the paired weight [2 I', k_in], I' = I
+    rounded up to whole tiles: 32 rows of gate, the same 32 rows of up, and so on (pad rows zero)."""
+    gate, up = np.asarray(gate, np.float32), np.asarray(up, np.float32)
+    if gate.ndim != 2 or gate.shape != up.shape:
+        raise LinearShapeError(f"gate_proj and up_proj must be [I, k_in] of one shape; got {gate.shape} and {up.shape}")
+    i, k = gate.shape
+    tiles = -(-i // TILE)
+    pad = ((0, tiles * TILE - i), (0, 0))
+    g = np.pad(gate, pad).reshape(tiles, 1, TILE, k)
+    u = np.pad(up, pad).reshape(tiles, 1, TILE, k)
+    return np.concatenate([g, u], axis=1).reshape(2 * tiles * TILE, k)
+
+
+def paired_width(intermediate: int) -> int:
+    """Output columns of the paired weight for an MLP of `intermediate` columns (gate and up, whole tiles)."""
+    return 2 * -(-intermediate // TILE) * TILE
+
+
+def _l1_bytes(shape: LinearShape, per_core_m: int, per_core_n: int, in0_block_w: int) -> int:
+    """L1 of the program's CBs on a core: the dense op's, except that an output CB of its own (partials in
+    another format) holds half the in1-wide block."""
+    blocks = shape.kt // in0_block_w
+    depth = INPUT_BUFFERING if blocks > 1 else 1
+    block_tiles = per_core_m * per_core_n
+    partials = partials_format(shape, blocks)
+    if partials == shape.out_format:
+        out_bytes = cb_aligned(shape.out_format.tile_bytes * block_tiles)  # the partials' allocation
+    else:
+        out_bytes = cb_aligned(shape.out_format.tile_bytes * block_tiles // 2) + \
+            cb_aligned(partials.tile_bytes * block_tiles)
+    return (cb_aligned(DataFormat.Float16_b.tile_bytes * per_core_m * in0_block_w * depth)
+            + cb_aligned(shape.weight_format.tile_bytes * per_core_n * in0_block_w * depth) + out_bytes)
+
+
+def plan_swiglu(shape: LinearShape, *, grid: tuple[int, int] | None = None, l1_budget: int = L1_CB_BUDGET_BYTES,
+                fidelity: MathFidelity = DEFAULT_FIDELITY) -> LinearPlan:
+    """Blocking of the paired projection: shape.n_out is the paired weight's width (paired_width)."""
+    if shape.nt % 2:
+        raise LinearShapeError(f"the paired gate | up weight has whole tile pairs; got {shape.n_out} columns")
+    cols_max, rows_max = grid if grid is not None else compute_grid()
+    per_core_n = 2 * -(-(shape.nt // 2) // cols_max)
+    rows_needed = -(-shape.mt // rows_max)
+    best = None
+    for bw in K_BLOCK_WIDTHS:
+        if shape.kt % bw:
+            continue
+        pcm = min(rows_needed, shape.mt)
+        while pcm >= 1 and _l1_bytes(shape, pcm, per_core_n, bw) > l1_budget:
+            pcm -= 1
+        if pcm:
+            best = (pcm, bw)
+            break
+    if best is None:
+        raise LinearShapeError(f"no blocking of the paired projection {shape} fits a core's L1 ({l1_budget} B); "
+                               "split the MLP's columns over more chips or calls")
+    pcm_max, bw = best
+    slabs = -(-shape.mt // (rows_max * pcm_max))
+    pcm = -(-shape.mt // (slabs * rows_max))
+    dst = DST_TILES_FP32 if shape.fp32_acc else DST_TILES_BF16
+    # whole pairs a sub-block, widest first (the dense planner's order: one tile row streams the weight)
+    options = [(h, w) for h in range(1, dst + 1) for w in range(2, dst + 1, 2)
+               if h * w <= dst and pcm % h == 0 and per_core_n % w == 0]
+    h, w = max(options, key=lambda hw: (hw[0] * hw[1], hw[1]))
+    return LinearPlan(shape, pcm, per_core_n, bw, h, w, min(shape.mt, rows_max * pcm), fidelity)
+
+
+def swiglu_programs(device, x: DeviceTensor, w: DeviceTensor, out: DeviceTensor, plan: LinearPlan):
+    """One program a row slab: the dense op's slab programs (program.py) in the out_pairs variant, with our
+    compute kernel in place of tt-metal's."""
+    programs = linear_programs(device, x, w, out, plan, out_pairs=True)
+    for program in programs:
+        program.kernels = [replace(k, source=COMPUTE_KERNEL) if k.role is Role.COMPUTE else k
+                           for k in program.kernels]
+        program.name = program.name.replace("linear_", "swiglu_", 1)
+    return programs
+
+
+def linear_swiglu(device, x: DeviceTensor, weight: DenseWeight, out: DeviceTensor | None = None, *,
+                  fidelity: MathFidelity = DEFAULT_FIDELITY, plan: LinearPlan | None = None,
+                  reports: list | None = None) -> DeviceTensor:
+    """out [tokens, I] = silu(x Wg^T) * (x Wu^T) with weight the resident pair_gate_up weight ([k_in, 2 I']).
+    plan: a plan_swiglu blocking (default: the planner's for this shape, at `fidelity`)."""
+    if len(x.shape) != 2 or x.shape[-1] != weight.k_in:
+        raise LinearShapeError(f"x must be [tokens, {weight.k_in}] for this weight; got {x.shape}")
+    if x.data_format not in ACTIVATION_FORMATS:  # bfp8: the normed rows a bfp8 gather carries (collective_dtype)
+        raise LinearShapeError(f"x must be activations in one of {', '.join(f.name for f in ACTIVATION_FORMATS)}; "
+                               f"got {x.data_format.name}")
+    if plan is None:
+        plan = plan_swiglu(LinearShape(x.shape[0], weight.k_in, weight.n_out, weight.data_format), fidelity=fidelity)
+    elif (plan.shape.tokens, plan.shape.k_in, plan.shape.n_out) != (x.shape[0], weight.k_in, weight.n_out):
+        raise LinearShapeError(f"the plan is for {plan.shape}, not x {x.shape} and a [{weight.k_in}, {weight.n_out}] weight")
+    if out is None:
+        out = device.allocate((x.shape[0], weight.n_out // 2), DataFormat.Float16_b)
+    if out.shape[0] != x.shape[0] or paired_width(out.shape[1]) != weight.n_out or \
+            out.data_format is not DataFormat.Float16_b:
+        raise LinearShapeError(f"out must be bf16 [{x.shape[0]}, I] with 2 I rounded to tiles = {weight.n_out}; "
+                               f"got {out.shape} {out.data_format.name}")
+    for program in swiglu_programs(device, x, weight.tensor, out, plan):
+        report = device.run(program)
+        if reports is not None:
+            reports.append(report)
+    return out
