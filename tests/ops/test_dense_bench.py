@@ -16,7 +16,8 @@ def test_dense_ops_cover_every_projection_and_norm():
     shapes = parameter_shapes(cfg)
     expected_flops = 0
     for name, shape in shapes.items():
-        # every q/k/v/o, in/out and MLP projection (9B: b and a have 32 columns, a whole tile: no padding)
+        # every q/k/v/o, in/out and MLP projection (9B: b and a have 32 columns, a whole tile, and the MLP's
+        # 12288 are whole tiles: no padding)
         if "_proj" in name and len(shape) == 2:
             expected_flops += 2 * T * shape[0] * shape[1]
     expected_flops += 2 * 1 * cfg.hidden_size * cfg.vocab_size  # LM head, last token only (tied or not)
@@ -29,10 +30,11 @@ def test_dense_ops_cover_every_projection_and_norm():
     assert counted["self_attn.k_norm"] == sum("k_norm" in n for n in norm_weights)
     assert counted["linear_attn.gated_norm"] == sum("linear_attn.norm" in n for n in norm_weights)
     assert counted["final_norm (last token)"] == 1 and "model.norm.weight" in shapes
-    # one residual add per mixer and per MLP, one SiLU-gate per MLP, one output gate per attention layer
+    # one residual add per mixer and per MLP, one gate | up projection with its SwiGLU per MLP (no separate
+    # silu_mul), one output gate per attention layer
     counts = {op.name: op.count for op in ops}
     assert counts["residual_add"] == 2 * cfg.num_layers
-    assert counts["mlp.silu_mul"] == cfg.num_layers
+    assert counts["mlp.gate_up_proj+swiglu"] == cfg.num_layers and "mlp.silu_mul" not in counts
     assert counts["self_attn.output_gate"] == len(cfg.attention_layers)
 
 
@@ -51,8 +53,12 @@ def test_the_gdn_and_attention_input_projections_are_the_stacks_merged_ones():
         assert f"linear_attn.{separate}" not in shapes
     for separate in ("q_proj", "k_proj", "v_proj"):
         assert f"self_attn.{separate}" not in shapes
+    # the MLP's gate and up: one paired weight of 2 x 17408 columns (whole tiles already), one program a layer
+    assert shapes["mlp.gate_up_proj"] == (5120, 2 * 17408) and "mlp.gate_proj" not in shapes
     ops = {op.name: op for op in dense_ops(cfg, T, DataFormat.Bfp8_b)}
     zba, qkv = ops["linear_attn.in_proj_zba"], ops["self_attn.qkv_proj"]
     assert (zba.count, zba.flops) == (48, 2 * T * 5120 * 6272)
     assert (qkv.count, qkv.flops) == (16, 2 * T * 5120 * 14336)
     assert not [name for name in ops if name.startswith(("linear_attn.in_proj_b", "self_attn.k_proj"))]
+    mlp = ops["mlp.gate_up_proj+swiglu"]
+    assert (mlp.count, mlp.flops) == (64, 2 * T * 5120 * 2 * 17408)

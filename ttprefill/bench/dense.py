@@ -105,6 +105,22 @@ def _rope_op(tokens: int, heads: int, head_dim: int, rotary_dim: int, theta: flo
     return run
 
 
+def _swiglu_op(tokens: int, k: int, paired: int, fmt: DataFormat, fidelity: MathFidelity):
+    from ttprefill.ops.linear.linear import DenseWeight
+    from ttprefill.ops.linear.swiglu import linear_swiglu
+
+    def run(device, reports):
+        x = device.allocate((tokens, k), BF16)
+        w = DenseWeight(device.allocate((k, paired), fmt), k, paired)
+        try:
+            device.free(linear_swiglu(device, x, w, device.allocate((tokens, paired // 2), BF16), fidelity=fidelity,
+                                      reports=reports))
+        finally:
+            device.free(x)
+            w.free()
+    return run
+
+
 def _eltwise_op(tokens: int, width: int, fn_name: str):
     from ttprefill.ops import eltwise
 
@@ -140,8 +156,9 @@ def dense_ops(config, seq: int, weight_format: DataFormat,
     ops = [
         DenseOp("decoder_norm", "norm", 2 * L, _norm_op(T, h, h)),  # input and post-attention norms
         DenseOp("residual_add", "eltwise", 2 * L, _eltwise_op(T, h, "residual_add")),
-        DenseOp("mlp.gate_proj+up_proj", "matmul", 2 * L, lin("mlp.gate_proj"), flops=fl("mlp.gate_proj")),
-        DenseOp("mlp.silu_mul", "eltwise", L, _eltwise_op(T, config.intermediate_size, "silu_mul")),
+        # gate and up in one program with their SwiGLU (ops/linear/swiglu.py); FLOPs of the paired weight
+        DenseOp("mlp.gate_up_proj+swiglu", "matmul", L, _swiglu_op(T, *p["mlp.gate_up_proj"], weight_format, fidelity),
+                flops=fl("mlp.gate_up_proj")),
         DenseOp("mlp.down_proj", "matmul", L, lin("mlp.down_proj"), flops=fl("mlp.down_proj")),
         DenseOp("linear_attn.in_proj_qkv", "matmul", n_gdn, lin("linear_attn.in_proj_qkv"),
                 flops=fl("linear_attn.in_proj_qkv")),

@@ -124,7 +124,7 @@ def _block_temporaries(cfg: ModelConfig, chunk_tokens: int, gdn_chunk: int | Non
                        block_tokens: int | None) -> int:
     """The largest block's own temporaries on a chip holding `cfg`'s heads and MLP width, without its normed
     input and its row-parallel projection's output (activation_bytes counts those by the scheme):
-      MLP        the gate and up outputs;
+      MLP        the SwiGLU output [T, I] (gate and up run as one program that writes only silu(gate) * up);
       attention  the fused q|gate|k|v projection, normed q and k, the per-head Q, gate and O, the chunk's K and
                  V per head, the merged heads;
       GDN        qkv (pre- and post-conv), z|b|a, o, y, g, beta and the scan's scratch; its checkpoint tensors
@@ -141,7 +141,7 @@ def _block_temporaries(cfg: ModelConfig, chunk_tokens: int, gdn_chunk: int | Non
     def bf16(*widths):
         return sum(_tiles(rows, w) for w in widths) * TILE_BYTES["bf16"]
 
-    blocks = [bf16(cfg.intermediate_size, cfg.intermediate_size)]
+    blocks = [bf16(cfg.intermediate_size)]
     if cfg.attention_layers:
         Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
         per_head = (3 * Hq + 2 * Hkv) * _tiles(rows, D) * TILE_BYTES["bf16"]

@@ -65,8 +65,12 @@ def projection_shapes(config, tokens: int) -> dict[str, tuple[int, int]]:
     """(k_in, n_out) of every projection of one layer kind as the device stack runs it (model/device_stack.py
     layer_weights), plus the LM head. GDN: in_proj_qkv, in_proj_zba (z, b and a in one weight: z's HV V columns,
     then b and a each padded to a whole tile column), out_proj; attention: qkv_proj (q_proj's query and output
-    gate, 2 D per head, then k_proj and v_proj in one weight), o_proj; MLP: gate/up/down."""
+    gate, 2 D per head, then k_proj and v_proj in one weight), o_proj; MLP: gate_up_proj (gate_proj and up_proj in
+    one weight, their tile columns paired, I rounded up to whole tiles: the SwiGLU program of swiglu.py, whose
+    output is half as wide), down_proj."""
     from ttprefill.model.device_stack import zba_columns
+
+    from .swiglu import paired_width
 
     del tokens  # the token count does not change the weight shapes; kept for a uniform call site
     h, d = config.hidden_size, config.attn_head_dim
@@ -77,8 +81,7 @@ def projection_shapes(config, tokens: int) -> dict[str, tuple[int, int]]:
         "linear_attn.out_proj": (config.gdn_value_dim, h),
         "self_attn.qkv_proj": (h, 2 * hq * d + 2 * hkv * d),
         "self_attn.o_proj": (hq * d, h),
-        "mlp.gate_proj": (h, config.intermediate_size),
-        "mlp.up_proj": (h, config.intermediate_size),
+        "mlp.gate_up_proj": (h, paired_width(config.intermediate_size)),
         "mlp.down_proj": (config.intermediate_size, h),
         "lm_head": (h, config.vocab_size),
     }
