@@ -21,35 +21,42 @@ GRID_X = 8
 GRID_Y = 8
 MAX_CORES = GRID_X * GRID_Y
 
-# The worker grid the planners lay programs out on: the whole grid, or inside `compute_sub_device` the
-# columns x rows of a sub-device whose programs share the chip with another sub-device's (ttnn's SubDevice:
-# e.g. the collectives' workers on the rows below). Planners read it when the caller gives no grid / core
-# count; a sub-device's cores are the grid's first rows, where core_list lays cores out.
-_COMPUTE_GRID: ContextVar[tuple[int, int]] = ContextVar("compute_grid", default=(GRID_X, GRID_Y))
+# The worker cores the planners lay programs out on: the whole grid, or inside `compute_sub_device` those of a
+# sub-device whose programs share the chip with another sub-device's (ttnn's SubDevice: e.g. the collectives'
+# workers on the last cores). Planners read it when the caller gives no grid / core count. A sub-device holds the
+# first cores in row-major order, where core_list lays cores out: programs that take a core count use all of
+# them, those that need a rectangle (the 2D-multicast matmul, the binary eltwise) its whole rows.
+_COMPUTE: ContextVar[tuple[tuple[int, int], int]] = ContextVar("compute_grid",
+                                                               default=((GRID_X, GRID_Y), GRID_X * GRID_Y))
 
 
 def compute_grid() -> tuple[int, int]:
-    """(columns, rows) of the grid programs are planned on now."""
-    return _COMPUTE_GRID.get()
+    """(columns, rows) of the rectangle of the compute cores programs are planned on now."""
+    return _COMPUTE.get()[0]
 
 
 def compute_cores() -> int:
-    cols, rows = _COMPUTE_GRID.get()
-    return cols * rows
+    """How many cores (the first, row by row) programs are planned on now."""
+    return _COMPUTE.get()[1]
 
 
 @contextmanager
-def compute_sub_device(grid: tuple[int, int]):
-    """Plans every program inside the block on the first `grid` = (columns, rows) of the worker grid."""
+def compute_sub_device(grid: tuple[int, int], cores: int | None = None):
+    """Plans every program inside the block on the first `cores` cores of the worker grid (default: the
+    rectangle's), the rectangular ones on `grid` = (columns, rows), whole rows of them."""
     cols, rows = grid
+    cores = cols * rows if cores is None else cores
     if not (1 <= cols <= GRID_X and 1 <= rows <= GRID_Y):
         raise ValueError(f"a compute sub-device of {cols}x{rows} cores does not fit the {GRID_X}x{GRID_Y} worker "
                          f"grid; give 1..{GRID_X} columns and 1..{GRID_Y} rows")
-    token = _COMPUTE_GRID.set((cols, rows))
+    if not cols * rows <= cores <= MAX_CORES or (cores > cols * rows and cols != GRID_X):
+        raise ValueError(f"a compute sub-device of {cores} cores around a {cols}x{rows} rectangle: give {cols * rows}"
+                         f"..{MAX_CORES} cores, more than the rectangle's only with whole rows of {GRID_X}")
+    token = _COMPUTE.set(((cols, rows), cores))
     try:
         yield
     finally:
-        _COMPUTE_GRID.reset(token)
+        _COMPUTE.reset(token)
 
 # ---- L1 of one Tensix core
 # Usable L1 per core (WORMHOLE.md, TensixTile/L1.md).

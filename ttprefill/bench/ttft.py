@@ -61,7 +61,7 @@ def _model_edges(once, runner, s, x, input_norm, normed) -> None:
     from ttprefill.model.device_stack import OP_KINDS, OpTimes
 
     runner(once).norm(s, x.rows, input_norm, out=normed)
-    y = s.alloc(x.rows.shape)
+    y = s.alloc(x.rows.shape, runner(once).split.partial_format)  # a reduction's output
     fused, plain = OpTimes(), OpTimes()
     runner(fused).add_norm(x.rows, y, input_norm, normed)
     runner(plain).residual(x.rows, y)
@@ -81,9 +81,71 @@ def _merged(transfers) -> list[dict]:
     return list(merged.values())
 
 
+def _micro_batched_chunk(config, o, runner, s, split, gdn_w, attn_w, state, cache, table, rope, pages, start, T,
+                         offsets, bounds, block_collectives_s, per_shape, link, total, once, scheduled,
+                         HostTransfer) -> dict:
+    """One chunk as its micro-batches (`bounds`: (offset, tokens) each) with the collectives between their blocks,
+    scheduled on the two sub-devices; the device's timeline (`link`) advances layer by layer as the schedule does,
+    each GDN layer's checkpoint reads issued when its mixer is done. Adds the programs to `total` and the
+    collectives' busy and exposed seconds to `scheduled`."""
+    from ttprefill.model.stack import ChunkContext
+    from ttprefill.model.tensor_parallel_device import Residual
+
+    from ttprefill.model.device_stack import OpTimes
+
+    from .ttft_micro import MicroBatchRun, SequencedTimes, add_times, block_parts, chunk_schedule
+
+    n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
+    runs, reads_by_mb, collectives = [], [], []
+    add_times(total, once)
+    programs_s = once.total_s
+    for off, tokens in bounds:
+        own = tuple(p - off for p in offsets if off < p <= off + tokens)  # a checkpoint at A's end is A's
+        x = Residual(s.alloc((split.residual_rows(tokens), config.hidden_size)), tokens)
+        normed = s.alloc(x.rows.shape, split.gather_format)  # in the format the gather carries
+        edges = OpTimes()
+        _model_edges(edges, runner, s, x, gdn_w.input_norm, normed)
+        if (tokens, own) not in per_shape:
+            gdn_t, mlp_t = SequencedTimes(), SequencedTimes()
+            kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, own, normed)
+            runner(mlp_t).mlp_block(s, x, gdn_w, normed, gdn_w.input_norm)
+            per_shape[tokens, own] = (gdn_t, mlp_t, _inner_checkpoint_reads(kept))
+        gdn_t, mlp_t, reads = per_shape[tokens, own]
+        attn = SequencedTimes()
+        runner(attn).attention_block(s, x, attn_w, cache, table.tensor,
+                                     ChunkContext(start + off, tokens, tuple(range(pages))), rope, normed)
+        runs.append(MicroBatchRun(tokens, {"gdn": block_parts(gdn_t), "attention": block_parts(attn)},
+                                  block_parts(mlp_t), edges.total_s))
+        reads_by_mb.append(reads)
+        collectives.append(block_collectives_s(tokens))
+        for part, count in ((gdn_t, n_gdn), (mlp_t, n_gdn + n_attn), (attn, n_attn), (edges, 1)):
+            add_times(total, part, count)
+            programs_s += count * part.total_s
+    sched, ends = chunk_schedule(config, runs, collectives)
+    scheduled["busy_s"] += sched.busy["collectives"]
+    scheduled["exposed_s"] += sched.exposed_collectives_s
+    checkpoint_up, done = 0, 0.0
+    in_flight = []
+    for i in range(config.num_layers):
+        after_mixer, after_mlp = sched.end[ends[2 * i]], sched.end[ends[2 * i + 1]]
+        if config.is_attention_layer(i):
+            link.compute(after_mlp - done)
+        else:
+            link.compute(after_mixer - done)
+            for reads in reads_by_mb:
+                for nbytes, page_size, calls in reads:
+                    in_flight.append(link.issue(HostTransfer("gdn_checkpoint", "up", nbytes, page_size, calls)))
+                    checkpoint_up += nbytes
+            link.compute(after_mlp - after_mixer)
+        done = after_mlp
+    link.wait(in_flight)
+    return {"programs_s": programs_s, "scheduled_s": once.total_s + sched.makespan, "micro_batches": len(bounds),
+            "checkpoint_up": checkpoint_up, "attention_runs": len(bounds)}
+
+
 def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | None = None,
                costs: str | None = None, options=None, config=None, chips: int = 1, layer_collectives_s=None,
-               head_collectives_s: float = 0.0, split=None) -> dict:
+               head_collectives_s: float = 0.0, split=None, block_collectives_s=None) -> dict:
     """`config` (a ModelConfig) replaces the preset's shapes, e.g. one chip's share of a tensor-parallel split;
     `model` then only names it. On a mesh (bench/ttft_mesh.py) `chips` sets the host links' load, and the
     collectives join the device's timeline (the host link runs beside them too): layer_collectives_s(T) gives
@@ -91,7 +153,35 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     logits gather's. Neither is in `device_s` or `ttft_s` here: the caller adds them. `split`
     (tensor_parallel_device.CollectiveShapes) gives the chip's programs the shapes of the mesh's collective
     scheme: under "reduce_scatter" the chip's residual rows (norms, adds, its share of the embeddings) and the
-    gathered rows its projections read."""
+    gathered rows its projections read. `block_collectives_s(T)` (a mesh with options.micro_batches 2): each
+    layer's ((gather, reduce) of its mixer, (gather, reduce) of its MLP) at a micro-batch of T tokens; the whole
+    bench then runs on the compute sub-device (sub_device_timing.compute_sub_device_cores) and every chunk's
+    micro-batches and collectives are scheduled together (bench/ttft_micro.py): `collective_schedule` says what
+    of the collectives the programs hid."""
+    from contextlib import nullcontext
+
+    from ttprefill.device.sub_device_timing import compute_sub_device_cores
+    from ttprefill.hw import compute_sub_device
+
+    o = options
+    micro = block_collectives_s is not None
+    if micro and (o is None or o.micro_batches < 2):
+        raise ValueError("block_collectives_s schedules micro-batches: give options with micro_batches 2")
+    if not micro and o is not None and o.micro_batches > 1:
+        raise ValueError("--micro-batches 2 overlaps a mesh's collectives with the programs; give --mesh RxC "
+                         "(on one chip there are no collectives to hide)")
+    grid, cores = compute_sub_device_cores() if micro else (None, None)
+    with compute_sub_device(grid, cores) if micro else nullcontext():
+        result = _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_collectives_s,
+                             head_collectives_s, split, block_collectives_s)
+    if micro:
+        result["collective_schedule"]["compute_grid"] = list(grid)  # the rectangular programs'
+        result["collective_schedule"]["compute_cores"] = cores
+    return result
+
+
+def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_collectives_s, head_collectives_s,
+                split, block_collectives_s) -> dict:
     import numpy as np
 
     from ttprefill.device.program import DataFormat
@@ -118,6 +208,9 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     from ttprefill.cache.checkpoints import CheckpointPolicy
     from ttprefill.device.host_link import HostLinkTimeline, HostTransfer
     from ttprefill.options import EngineOptions
+    from ttprefill.model.micro_batches import micro_batch_bounds
+
+    from .ttft_micro import MarkingRunner
     from ttprefill.scheduler import lone_request_chunks
 
     if seq < 1:
@@ -156,9 +249,10 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     split = split if split is not None else OneChip(config)
 
     def runner(times):
-        return LayerRunner(config, device, gdn_chunk=o.gdn_chunk, gdn_fidelity=o.gdn_fidelity,
-                           attention_fidelity=o.attention_fidelity, times=times, matmul_fidelity=o.matmul_fidelity,
-                           split=split)
+        make = MarkingRunner if block_collectives_s is not None else LayerRunner  # marks: bench/ttft_micro.py
+        return make(config, device, gdn_chunk=o.gdn_chunk, gdn_fidelity=o.gdn_fidelity,
+                    attention_fidelity=o.attention_fidelity, times=times, matmul_fidelity=o.matmul_fidelity,
+                    split=split)
 
     n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
     total = OpTimes()
@@ -174,6 +268,9 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     plan = lone_request_chunks(seq, 0, checkpoints, max_chunk_tokens=o.chunk_tokens,
                                token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
     embedding_uploads = {}  # chunk index -> its embeddings' handle on the link
+    micro = block_collectives_s is not None
+    per_micro_shape: dict[tuple, tuple] = {}  # (tokens, offsets) -> a GDN block's and an MLP's runs, their reads
+    scheduled = {"busy_s": 0.0, "exposed_s": 0.0}
     for n, chunk in enumerate(plan):
         start, T = chunk.start, chunk.num_tokens
         at_end = chunk.end in chunk.checkpoints
@@ -193,7 +290,24 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
                 embedding_uploads[n + 1] = link.issue(HostTransfer("embeddings", "down", nbytes, x.rows.page_size))
             once = OpTimes()  # per chunk, not per layer: the page table update, the model's ends
             table.sync(range(pages), -(-(start + T) // o.block_tokens), reports=runner(once).r("rest"))
-            normed = s.alloc(x.rows.shape)  # each block's normed input, written by the add that ends the one before
+            if micro:
+                link.compute(once.total_s)
+                chunk_s = _micro_batched_chunk(
+                    config, o, runner, s, split, gdn_w, attn_w, state, cache, table, rope, pages, start, T, offsets,
+                    micro_batch_bounds(T, o.micro_batches, o.gdn_chunk), block_collectives_s, per_micro_shape,
+                    link, total, once, scheduled, HostTransfer)
+                checkpoint_up += chunk_s.pop("checkpoint_up")
+                attention_runs += chunk_s.pop("attention_runs")
+                if at_end and not end_shared:
+                    for t in (state.conv, state.rec):
+                        link.blocking(HostTransfer("gdn_checkpoint", "up", n_gdn * t.nbytes, t.page_size, n_gdn))
+                        checkpoint_up += n_gdn * t.nbytes
+                chunks.append({"start": start, "tokens": T, "checkpoints": list(chunk.checkpoints),
+                               "modeled_s": chunk_s["programs_s"], "micro_batches": chunk_s["micro_batches"],
+                               "scheduled_s": chunk_s["scheduled_s"]})
+                continue
+            # each block's normed input, written by the add that ends the one before, in the gather's format
+            normed = s.alloc(x.rows.shape, split.gather_format)
             _model_edges(once, runner, s, x, gdn_w.input_norm, normed)
             link.compute(once.total_s)
             if (T, offsets) not in per_shape:
@@ -286,8 +400,15 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
         "host_transfer_s": host["seconds"],
         "host_transfer": {**host, "overlap": HOST_OVERLAP_NOTE},
         "host_transfers": _merged(link.transfers),
-        "simulated": {"gdn_layer_and_mlp_runs": len(per_shape), "attention_layer_and_mlp_runs": attention_runs,
-                      "lm_head_runs": 1},
+        "simulated": {"gdn_layer_and_mlp_runs": len(per_shape) + len(per_micro_shape),
+                      "attention_layer_and_mlp_runs": attention_runs, "lm_head_runs": 1},
+        "micro_batches": o.micro_batches,
+        **({"collective_schedule": {
+            "modeled": True, "busy_s": scheduled["busy_s"], "exposed_s": scheduled["exposed_s"],
+            "hidden_s": scheduled["busy_s"] - scheduled["exposed_s"], "order": "interleaved (MICRO_BATCH_ORDER)",
+            "note": "the layers' collectives on their own sub-device beside the programs of the other micro-batch "
+                    "(device/sub_device_timing.py); exposed: what the compute sub-device waited for; the DRAM and "
+                    "NoC traffic of the collectives' workers beside the programs is not charged"}} if micro else {}),
         "sim_wall_s": round(wall, 1), "max_rss_mb": round(rss_mb),
         "note": ("modeled by the simulator's timing model (timing-only runs of every program of a chunk); each "
                  "distinct shape simulated once and reused for identical layers: one GDN layer per distinct "
