@@ -12,7 +12,8 @@ from ttprefill.hw import DST_TILES_BF16, L1_CB_BUDGET_BYTES
 from ttprefill.ops.linear import LinearShape
 from ttprefill.ops.linear.linear import DenseWeight
 from ttprefill.ops.linear.shapes import LinearShapeError
-from ttprefill.ops.linear.swiglu import _l1_bytes, linear_swiglu, pair_gate_up, paired_width, plan_swiglu
+from ttprefill.ops.linear.swiglu import (SwigluPlan, _l1_bytes, linear_swiglu, pair_gate_up, paired_width, plan_swiglu,
+                                        plan_swiglu_group)
 from ttprefill.reference.metrics import pcc, rel_rms
 
 BF16, BFP8 = DataFormat.Float16_b, DataFormat.Bfp8_b
@@ -73,25 +74,45 @@ def test_swiglu_row_slabs_and_fp32_accumulation(sim):
     # and reload through fp32 partials, not laid under the bf16 output)
     x, gate, up, ref = _inputs(256, 256, 128, seed=4)
     shape = LinearShape(256, 256, paired_width(128), BF16, BF16, fp32_acc=True)
-    plan = plan_swiglu(shape, grid=(4, 2), l1_budget=_l1_bytes(shape, 1, 2, 4))
+    plan = plan_swiglu_group(shape, grid=(4, 2), l1_budget=_l1_bytes(shape, 1, 2, 4))
     assert plan.num_slabs == 4 and (plan.per_core_n, plan.out_subblock_w) == (2, 2)
     reports = []
-    out = _run(sim, x, gate, up, BF16, plan=plan, reports=reports)
+    out = _run(sim, x, gate, up, BF16, plan=SwigluPlan(((0, plan),)), reports=reports)
     assert len(reports) == 4
     assert pcc(ref, out) >= 0.9999 and rel_rms(ref, out) <= 0.015
 
 
-@pytest.mark.parametrize("model, tp", [("qwen3.5-9b", 1), ("qwen3.5-9b", 2), ("qwen3.5-27b", 8)])
-def test_plans_hold_whole_pairs_and_fit_l1(model, tp):
+def test_column_groups_cover_the_output_once(sim):
+    # two groups of 3 and 2 pairs (a partial last core column in each on a 2-column grid), two K blocks
+    x, gate, up, ref = _inputs(64, 128, 5 * 32, seed=5)
+    groups = ((0, 3), (6, 2))
+    plan = SwigluPlan(tuple((c0, plan_swiglu_group(LinearShape(64, 128, 2 * n * 32, BF16), grid=(2, 2)))
+                            for c0, n in groups))
+    reports = []
+    out = _run(sim, x, gate, up, BF16, plan=plan, reports=reports)
+    assert len(reports) == 2
+    assert pcc(ref, out) >= 0.9999 and rel_rms(ref, out) <= 0.015
+    with pytest.raises(LinearShapeError, match="columns once"):
+        _run(sim, x, gate, up, BF16, plan=SwigluPlan(plan.groups[:1]))
+
+
+# (model, chips, column groups at 2048 tokens): 9B's whole MLP on one chip in two groups of the n300 chip's
+# share (one slab each: the weight read once and x twice, against four slabs re-reading the whole weight)
+@pytest.mark.parametrize("model, tp, groups", [("qwen3.5-9b", 1, 2), ("qwen3.5-9b", 2, 1), ("qwen3.5-27b", 8, 1)])
+def test_plans_hold_whole_pairs_and_fit_l1(model, tp, groups):
     from ttprefill.model.config import get_preset
 
     cfg = get_preset(model)
     inter = cfg.intermediate_size // tp
     plan = plan_swiglu(LinearShape(2048, cfg.hidden_size, paired_width(inter), BFP8))
-    assert _l1_bytes(plan.shape, plan.per_core_m, plan.per_core_n, plan.in0_block_w) <= L1_CB_BUDGET_BYTES
-    assert plan.per_core_n % 2 == 0 and plan.out_subblock_w % 2 == 0
-    assert plan.out_subblock_h * plan.out_subblock_w <= DST_TILES_BF16
-    assert plan.grid_cols * plan.per_core_n // 2 >= -(-inter // 32)  # every output tile column has a core
+    assert len(plan.groups) == groups
+    assert sum(p.shape.nt for _, p in plan.groups) == 2 * -(-inter // 32)
+    for _, p in plan.groups:
+        assert _l1_bytes(p.shape, p.per_core_m, p.per_core_n, p.in0_block_w) <= L1_CB_BUDGET_BYTES
+        assert p.per_core_n % 2 == 0 and p.out_subblock_w % 2 == 0
+        assert p.out_subblock_h * p.out_subblock_w <= DST_TILES_BF16
+        assert p.grid_cols * p.per_core_n >= p.shape.nt  # every tile column has a core
+        assert p.num_slabs == 1
 
 
 def test_bad_shapes_are_refused_with_the_fix(sim):

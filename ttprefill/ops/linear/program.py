@@ -34,15 +34,18 @@ def _rows_view(t: DeviceTensor, rows: int) -> DeviceTensor:
 
 
 def slab_program(device, x: DeviceTensor, w: DeviceTensor, out: DeviceTensor, plan: LinearPlan,
-                 first_row: int, rows: int, out_pairs: bool = False) -> Program:
+                 first_row: int, rows: int, out_pairs: bool = False,
+                 columns: tuple[int, int] | None = None) -> Program:
     """out[first_row : first_row + rows] (tile rows) = x[same rows] @ w, w [K, N] on the device.
-    out_pairs: the mirror's variant whose output has half of w's columns (the caller's compute kernel)."""
+    out_pairs: the mirror's variant whose output has half of w's columns (the caller's compute kernel);
+    columns: (first tile column of w, tile columns) when the program computes only those (plan.shape's n_out)."""
     shape = plan.shape
     program = matmul_mcast_2d_program(
         device, _rows_view(x, rows), w, _rows_view(out, rows),
         per_core_m=plan.per_core_m, per_core_n=plan.per_core_n, in0_block_w=plan.in0_block_w,
         out_subblock_h=plan.out_subblock_h, out_subblock_w=plan.out_subblock_w,
-        fidelity=plan.fidelity, fp32_dest_acc_en=shape.fp32_acc, packer_l1_acc=True, out_pairs=out_pairs)
+        fidelity=plan.fidelity, fp32_dest_acc_en=shape.fp32_acc, packer_l1_acc=True, out_pairs=out_pairs,
+        columns=columns)
     if first_row:
         in0_shift, out_shift = first_row * x.tiles_w, first_row * out.tiles_w
         shifts = {IN0_SENDER: (IN0_SENDER_START_TILE, in0_shift, x.address),
@@ -66,5 +69,5 @@ def slab_program(device, x: DeviceTensor, w: DeviceTensor, out: DeviceTensor, pl
 
 
 def linear_programs(device, x: DeviceTensor, w: DeviceTensor, out: DeviceTensor, plan: LinearPlan,
-                    out_pairs: bool = False) -> list[Program]:
-    return [slab_program(device, x, w, out, plan, r0, n, out_pairs) for r0, n in plan.slabs()]
+                    out_pairs: bool = False, columns: tuple[int, int] | None = None) -> list[Program]:
+    return [slab_program(device, x, w, out, plan, r0, n, out_pairs, columns) for r0, n in plan.slabs()]

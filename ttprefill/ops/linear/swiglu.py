@@ -8,15 +8,19 @@ only the products: x is read once for both projections, and only [T, I] is writt
 through DRAM and no separate element-wise pass). The dataflow kernels are tt-metal's own, through the
 factory mirror's `out_pairs` variant (ops/upstream/matmul_mcast.py).
 
-Blocking (plan_swiglu) follows the dense planner (planner.py) with two constraints: a core's block holds
-whole pairs (per_core_n even, the output's ceil(I / 32 / 8) pairs a core column), and so does a sub-block (its
-width even, at most half of DST's tiles a row pair count); the L1 is the dense op's for the [K, 2 I] weight
-(the partials fill the in1-wide block; the narrower output lies in them when the formats agree).
+Blocking (plan_swiglu_group) follows the dense planner (planner.py) with two constraints: a core's block holds
+whole pairs (per_core_n even, the output's ceil(pairs / 8) a core column), and so does a sub-block (its width
+even); the L1 is the dense op's for the weight's columns (the partials fill the in1-wide block; the narrower
+output lies in them when the formats agree). A wide weight leaves room for short blocks only, and every row slab
+re-reads the weight: plan_swiglu may cut the columns into groups, one program per group and slab, each reading
+a column range of the one resident weight and writing its range of the output, taking the number of groups that
+reads the fewest DRAM bytes (each slab its weight columns, each group all of x). At 9B on one chip (I 12288,
+2048 tokens) that is two groups of the n300 chip's shape instead of four slabs re-reading the whole weight.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -69,9 +73,46 @@ def _l1_bytes(shape: LinearShape, per_core_m: int, per_core_n: int, in0_block_w:
             + cb_aligned(shape.weight_format.tile_bytes * per_core_n * in0_block_w * depth) + out_bytes)
 
 
+@dataclass(frozen=True)
+class SwigluPlan:
+    """The paired projection's programs: column groups, each (first tile column of the paired weight, the
+    blocking of that many columns: its plan.shape.n_out)."""
+
+    groups: tuple[tuple[int, LinearPlan], ...]
+
+    def dram_read_bytes(self) -> int:
+        """What its programs read: every slab its group's weight columns and its rows of x."""
+        return sum(p.num_slabs * p.shape.kt * p.shape.nt * p.shape.weight_format.tile_bytes
+                   + p.shape.mt * p.shape.kt * DataFormat.Float16_b.tile_bytes for _, p in self.groups)
+
+    def describe(self) -> str:
+        return "; ".join(f"columns {c0}+{p.shape.nt} (tiles): {p.describe()}" for c0, p in self.groups)
+
+
 def plan_swiglu(shape: LinearShape, *, grid: tuple[int, int] | None = None, l1_budget: int = L1_CB_BUDGET_BYTES,
-                fidelity: MathFidelity = DEFAULT_FIDELITY) -> LinearPlan:
-    """Blocking of the paired projection: shape.n_out is the paired weight's width (paired_width)."""
+                fidelity: MathFidelity = DEFAULT_FIDELITY) -> SwigluPlan:
+    """The paired projection (shape.n_out: the paired weight's width, paired_width) in the column groups that
+    read the fewest DRAM bytes (the fewest groups among equals), each group's pairs as even as they divide."""
+    if shape.nt % 2:
+        raise LinearShapeError(f"the paired gate | up weight has whole tile pairs; got {shape.n_out} columns")
+    pairs = shape.nt // 2
+    best = None
+    for count in range(1, pairs + 1):
+        sizes = [pairs // count + (g < pairs % count) for g in range(count)]
+        groups, c0 = [], 0
+        for n in sizes:
+            groups.append((2 * c0, plan_swiglu_group(replace(shape, n_out=2 * n * TILE), grid=grid,
+                                                     l1_budget=l1_budget, fidelity=fidelity)))
+            c0 += n
+        plan = SwigluPlan(tuple(groups))
+        if best is None or plan.dram_read_bytes() < best.dram_read_bytes():
+            best = plan
+    return best
+
+
+def plan_swiglu_group(shape: LinearShape, *, grid: tuple[int, int] | None = None,
+                      l1_budget: int = L1_CB_BUDGET_BYTES, fidelity: MathFidelity = DEFAULT_FIDELITY) -> LinearPlan:
+    """Blocking of one program's columns of the paired projection (shape.n_out of them, whole pairs)."""
     if shape.nt % 2:
         raise LinearShapeError(f"the paired gate | up weight has whole tile pairs; got {shape.n_out} columns")
     cols_max, rows_max = grid if grid is not None else compute_grid()
@@ -101,19 +142,21 @@ def plan_swiglu(shape: LinearShape, *, grid: tuple[int, int] | None = None, l1_b
     return LinearPlan(shape, pcm, per_core_n, bw, h, w, min(shape.mt, rows_max * pcm), fidelity)
 
 
-def swiglu_programs(device, x: DeviceTensor, w: DeviceTensor, out: DeviceTensor, plan: LinearPlan):
-    """One program a row slab: the dense op's slab programs (program.py) in the out_pairs variant, with our
-    compute kernel in place of tt-metal's."""
-    programs = linear_programs(device, x, w, out, plan, out_pairs=True)
-    for program in programs:
-        program.kernels = [replace(k, source=COMPUTE_KERNEL) if k.role is Role.COMPUTE else k
-                           for k in program.kernels]
-        program.name = program.name.replace("linear_", "swiglu_", 1)
+def swiglu_programs(device, x: DeviceTensor, w: DeviceTensor, out: DeviceTensor, plan: SwigluPlan):
+    """One program a column group and row slab: the dense op's slab programs (program.py) in the out_pairs
+    variant over the group's columns, with our compute kernel in place of tt-metal's."""
+    programs = []
+    for c0, group in plan.groups:
+        for program in linear_programs(device, x, w, out, group, out_pairs=True, columns=(c0, group.shape.nt)):
+            program.kernels = [replace(k, source=COMPUTE_KERNEL) if k.role is Role.COMPUTE else k
+                               for k in program.kernels]
+            program.name = program.name.replace("linear_", f"swiglu_cols{c0}+{group.shape.nt}_", 1)
+            programs.append(program)
     return programs
 
 
 def linear_swiglu(device, x: DeviceTensor, weight: DenseWeight, out: DeviceTensor | None = None, *,
-                  fidelity: MathFidelity = DEFAULT_FIDELITY, plan: LinearPlan | None = None,
+                  fidelity: MathFidelity = DEFAULT_FIDELITY, plan: SwigluPlan | None = None,
                   reports: list | None = None) -> DeviceTensor:
     """out [tokens, I] = silu(x Wg^T) * (x Wu^T) with weight the resident pair_gate_up weight ([k_in, 2 I']).
     plan: a plan_swiglu blocking (default: the planner's for this shape, at `fidelity`)."""
@@ -124,8 +167,14 @@ def linear_swiglu(device, x: DeviceTensor, weight: DenseWeight, out: DeviceTenso
                                f"got {x.data_format.name}")
     if plan is None:
         plan = plan_swiglu(LinearShape(x.shape[0], weight.k_in, weight.n_out, weight.data_format), fidelity=fidelity)
-    elif (plan.shape.tokens, plan.shape.k_in, plan.shape.n_out) != (x.shape[0], weight.k_in, weight.n_out):
-        raise LinearShapeError(f"the plan is for {plan.shape}, not x {x.shape} and a [{weight.k_in}, {weight.n_out}] weight")
+    else:
+        end = 0  # the groups must cover the weight's tile columns once, in order
+        for c0, group in sorted(plan.groups):
+            same = (group.shape.tokens, group.shape.k_in) == (x.shape[0], weight.k_in)
+            end = end + group.shape.nt if c0 == end and same else -1
+        if end != weight.n_out // TILE:
+            raise LinearShapeError(f"the plan ({plan.describe()}) does not cover x {x.shape} times the "
+                                   f"[{weight.k_in}, {weight.n_out}] weight's columns once")
     if out is None:
         out = device.allocate((x.shape[0], weight.n_out // 2), DataFormat.Float16_b)
     if out.shape[0] != x.shape[0] or paired_width(out.shape[1]) != weight.n_out or \

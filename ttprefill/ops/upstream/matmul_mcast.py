@@ -7,6 +7,8 @@ per pair of adjacent in1 tile columns (kernels/linear/swiglu_matmul_compute.cpp:
 keep the factory's in1 arguments; the writers get the factory's arguments for the narrower output; the caller
 supplies the compute kernel. Its partials still fill the in1-wide block, laid under the output as the factory
 lays them, so the core holds one output block (no out_block split).
+And `columns`: the program covers a range of in1's tile columns (and the output's matching ones), every stride
+still the whole tensors'; only the grid, the last column's padding and the start tiles follow the range.
 
 Mirrored from tenstorrent/tt-metal ttnn/cpp/ttnn/operations/matmul/device/factory/
 matmul_multicore_reuse_mcast_2d_program_factory.cpp at commit 0000d49ebfd8 (create_program_mcast_in0_in1),
@@ -93,22 +95,26 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
                             out_block_h: int | None = None, out_block_w: int | None = None,
                             fidelity: MathFidelity = MathFidelity.HiFi4, fp32_dest_acc_en: bool = False,
                             packer_l1_acc: bool = True, math_approx_mode: bool = False,
-                            out_pairs: bool = False) -> Program:
+                            out_pairs: bool = False, columns: tuple[int, int] | None = None) -> Program:
     """a [.., M, K] @ b [.., K, N] -> out [.., M, N] (tiled DRAM DeviceTensors, batch 1) on a grid of
     ceil(N / per_core_n) x ceil(M / per_core_m) cores starting at (0, 0), core (x, y) owning output block
     row y, column x. out_block_h / out_block_w default to per_core_m / per_core_n, as the config's do.
     out_pairs: out has half of b's tile columns (see the module doc); per_core_n and out_subblock_w count in1 tiles
-    and must be even."""
-    mt, kt, nt = a.tiles_h, a.tiles_w, b.tiles_w
+    and must be even. columns: (first in1 tile column, tile columns) this program computes (default: all)."""
+    mt, kt, b_nt, out_nt = a.tiles_h, a.tiles_w, b.tiles_w, out.tiles_w
     batch = a.num_pages // (mt * kt)
     pair = 2 if out_pairs else 1  # in1 tile columns per output tile column
-    if b.tiles_h != kt or out.tiles_h != mt or out.tiles_w * pair != nt:
+    col0, nt = columns if columns is not None else (0, b_nt)  # in1 tile columns of this program
+    if b.tiles_h != kt or out.tiles_h != mt or out_nt * pair != b_nt:
         raise ValueError("matmul shapes do not agree")
+    if col0 < 0 or nt < 1 or col0 + nt > b_nt or col0 % pair or nt % pair:
+        raise ValueError(f"columns {columns} must be a range of whole {'pairs of ' if pair > 1 else ''}tile columns "
+                         f"inside in1's {b_nt}")
     if out_pairs and (per_core_n % 2 or out_subblock_w % 2 or out_block_h not in (None, per_core_m)
                       or out_block_w not in (None, per_core_n)):
         raise ValueError(f"out_pairs needs an even per_core_n ({per_core_n}) and out_subblock_w ({out_subblock_w}) "
                          "and one output block a core (no out_block_h / out_block_w)")
-    if batch != 1 or b.num_pages != kt * nt:
+    if batch != 1 or b.num_pages != kt * b_nt:
         raise ValueError("only the unbatched case is mirrored")
     out_block_h = per_core_m if out_block_h is None else out_block_h
     out_block_w = per_core_n if out_block_w is None else out_block_w
@@ -135,8 +141,7 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
     depth = INPUT_BUFFERING if batch * num_blocks > 1 else 1
     out_block_tiles = out_block_h * out_block_w
     # What the writers see: the output's columns (half of in1's under out_pairs).
-    nt_o, per_core_n_o, out_block_w_o, out_subblock_w_o = nt // pair, per_core_n // pair, out_block_w // pair, \
-        out_subblock_w // pair
+    per_core_n_o, out_block_w_o, out_subblock_w_o = per_core_n // pair, out_block_w // pair, out_subblock_w // pair
 
     num_blocks_y = (mt - 1) // per_core_m + 1  # rows of cores (M)
     num_blocks_x = (nt - 1) // per_core_n + 1  # columns of cores (N)
@@ -161,7 +166,7 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
     in0_next_block_stride = in0_block_w * in0_stride_w
     in0_next_h_dim_block_stride = in0_block_h * in0_stride_h
     in0_start_stride = per_core_m * in0_stride_h
-    in1_stride_w, in1_stride_h = 1, nt
+    in1_stride_w, in1_stride_h = 1, b_nt
     in1_next_block_stride = in0_block_w * in1_stride_h
     in1_next_w_dim_block_stride = in1_block_w * in1_stride_w
     in1_start_stride = per_core_n * in1_stride_w
@@ -185,12 +190,12 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
         in1_block_w, in0_block_w, in1_block_w * in0_block_w,
         num_blocks, out_num_blocks_x, out_num_blocks_y,
         in1_sender_sem, in1_receiver_sem, rows - 1, rows - 1,
-        kt * nt, batch, bcast_batch,
+        kt * b_nt, batch, bcast_batch,
         0, 0,  # sparsity off
         # writer
-        1, nt_o, out_subblock_w_o, out_subblock_h * nt_o, out_block_w_o, out_block_h * nt_o,
+        1, out_nt, out_subblock_w_o, out_subblock_h * out_nt, out_block_w_o, out_block_h * out_nt,
         out_subblock_w_o, out_subblock_h, out_subblock_w_o * out_subblock_h,
-        mt * nt_o,
+        mt * out_nt,
         0,  # in3 (bias) stride placeholder
         0, 0,  # fused all-gather / reduce-scatter
         0,  # compact_output
@@ -201,9 +206,9 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
     in1_receiver_ct = [
         in1_block_w * in0_block_w, num_blocks, out_num_blocks_x, out_num_blocks_y,
         in1_sender_sem, in1_receiver_sem, batch,
-        1, nt_o, out_subblock_w_o, out_subblock_h * nt_o, out_block_w_o, out_block_h * nt_o,
+        1, out_nt, out_subblock_w_o, out_subblock_h * out_nt, out_block_w_o, out_block_h * out_nt,
         out_subblock_w_o, out_subblock_h, out_subblock_w_o * out_subblock_h,
-        mt * nt_o,
+        mt * out_nt,
         0,  # bias block width placeholder
         0,  # fused reduce-scatter
         *out.accessor_args(),
@@ -245,7 +250,7 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
                                    last_out_block_h if last_row else out_block_h, 0]
         else:
             in0_receiver_rt[core] = [*left]
-        out_start = in1_idx * per_core_n_o + in0_idx * per_core_m * nt_o
+        out_start = col0 // pair + in1_idx * per_core_n_o + in0_idx * per_core_m * out_nt
         if in0_idx == 0:
             # the first is the in1 reader's (its valid tiles in the last column), the rest the writer's
             if last_col:
@@ -253,7 +258,7 @@ def matmul_mcast_2d_program(device, a, b, out, *, per_core_m: int, per_core_n: i
                            last_addr_skip, last_w_skip]
             else:
                 padding = [out_block_w, sub_h, out_subblock_h, 0, sub_w, sub_w, out_subblock_w_o, 0, 0]
-            in1_sender_rt[core] = [b.address, in1_start_stride * in1_idx, *in1_start, *in1_end, 0,
+            in1_sender_rt[core] = [b.address, col0 + in1_start_stride * in1_idx, *in1_start, *in1_end, 0,
                                    out.address, out_start, *padding, 0, 0,  # bias address / start tile
                                    last_out_num_blocks_w if last_col else out_num_blocks_x]
         else:
