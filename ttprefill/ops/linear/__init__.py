@@ -12,6 +12,8 @@ that each fit one 8x8 program (planner.py).
     linear.py    DenseWeight (resident, transposed once on the host) and linear() on DeviceTensors;
                  ChunkedDenseWeight / linear_chunked for outputs too wide for one program (the LM
                  head); split_query_gate for q_proj's per-head query and gate rows
+    swiglu.py    the MLP's gate | up projection with silu(gate) * up in its compute kernel (ours), one
+                 program a column group and row slab; pair_gate_up lays the two weights out as one
 
 Projections that share their input and have narrow outputs (in_proj_b and in_proj_a: one tile column
 each) are bound by the 8 cores of the left column reading x: fusing them with a wide projection of the
