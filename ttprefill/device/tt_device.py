@@ -46,9 +46,36 @@ DEVICE_NODES = Path("/dev/tenstorrent")  # the kernel driver's device nodes, one
 # programs (tt-metal's two-command-queue pattern).
 PROGRAM_QUEUE, TRANSFER_QUEUE = 0, 1
 COMMAND_QUEUES = 2
+# Sub-devices (open_sub_devices): the programs' cores are sub-device 0, the collectives' workers sub-device 1.
+COMPUTE_SUB_DEVICE, COLLECTIVES_SUB_DEVICE = 0, 1
 # When set, ttnn builds a mock cluster from this tt-umd cluster descriptor instead of opening chips:
 # the host stack (allocators, JIT, dispatch, program cache) runs, no kernel executes, reads give zeros.
 MOCK_CLUSTER_ENV = "TT_METAL_MOCK_CLUSTER_DESC_PATH"
+
+
+def sub_device_core_ranges(compute_cores: int, grid: tuple[int, int] = (GRID_X, GRID_Y)):
+    """The worker grid split in two, as inclusive (x0, y0, x1, y1) rectangles: the first `compute_cores` cores row by
+    row (where the planners lay programs out, hw.compute_sub_device), and the rest (the collectives' workers)."""
+    cols, rows = grid
+    if not 0 < compute_cores < cols * rows:
+        raise ValueError(f"a compute sub-device of {compute_cores} cores leaves no cores of the {cols}x{rows} grid to "
+                         "the collectives (or has none): give 1 .. " + str(cols * rows - 1))
+
+    def ranges(first: int, last: int) -> list[tuple[int, int, int, int]]:  # cores first .. last - 1, row by row
+        out, core = [], first
+        while core < last:
+            y, x = divmod(core, cols)
+            if x == 0 and last - core >= cols:  # whole rows at once
+                full = (last - core) // cols
+                out.append((0, y, cols - 1, y + full - 1))
+                core += full * cols
+            else:
+                end = min(last, (y + 1) * cols)
+                out.append((x, y, end - 1 - y * cols, y))
+                core = end
+        return out
+
+    return ranges(0, compute_cores), ranges(compute_cores, cols * rows)
 
 
 class TTDeviceUnavailable(RuntimeError):
@@ -319,6 +346,10 @@ class TTDevice:
         # host tensor, event) of each write_ahead not yet waited for
         self._landed: dict[int, tuple] = {}
         self._inbound: dict[int, tuple] = {}
+        # Sub-devices (open_sub_devices): the loaded manager, and by id(tensor) the collective output each event
+        # on the collectives' sub-device stands for, waited for by the first program that reads it
+        self._sub_devices = None
+        self._collective_done: dict[int, tuple] = {}
         chips = self.mesh.get_num_devices()
         self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
                                          mesh_shape=tuple(mesh_shape), zeroes_allocations=False,
@@ -326,6 +357,7 @@ class TTDevice:
 
     def close(self) -> None:
         if getattr(self, "mesh", None) is not None:
+            self.close_sub_devices()
             self._ttnn.close_mesh_device(self.mesh)
             self.mesh = None
             if self._fabric:
@@ -530,8 +562,73 @@ class TTDevice:
         return self._ttnn.QueueId(queue)
 
     def _sync_programs(self) -> None:
-        """Wait for the programs' queue only: transfers in flight on the other keep running."""
-        self._ttnn.synchronize_device(self.mesh, self._queue(PROGRAM_QUEUE))
+        """Wait for the programs' queue only: transfers in flight on the other keep running. With sub-devices, no
+        wait: the queue keeps each sub-device's work in order, and a program waits for the collectives it reads
+        (_await_collective), a collective for the programs before it."""
+        if self._sub_devices is None:
+            self._ttnn.synchronize_device(self.mesh, self._queue(PROGRAM_QUEUE))
+
+    # ---- sub-devices: collectives beside the programs (the device stack's micro-batches)
+    def open_sub_devices(self, compute_cores: int, load: bool = True) -> None:
+        """Splits each chip's worker grid into two ttnn sub-devices, the first `compute_cores` cores for the
+        programs (which the planners keep to, hw.compute_sub_device) and the rest for the collectives' workers
+        (subdevice_id), and loads them (load=False: the manager made, not loaded). Then the programs' queue no
+        longer waits after each program: a collective issued after a program waits for the programs issued so far
+        (an event on the compute sub-device), and a program that reads a collective's output waits for that
+        collective (an event on the collectives' sub-device), so the other micro-batch's programs issued between
+        them run beside the collective. ttnn 0.81.1's mock n300 accepts the manager and the collectives' and
+        events' sub-device arguments but crashes loading the manager (tests/host/mock/test_mock_sub_devices.py)."""
+        ttnn = self._ttnn
+        if self._sub_devices is not None:
+            raise ValueError("the sub-devices are open already")
+
+        def core_ranges(rects):
+            return ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(x0, y0), ttnn.CoreCoord(x1, y1))
+                                      for x0, y0, x1, y1 in rects})
+
+        compute, collectives = sub_device_core_ranges(compute_cores, self.grid)
+        manager = self.mesh.create_sub_device_manager(
+            [ttnn.SubDevice([core_ranges(compute)]), ttnn.SubDevice([core_ranges(collectives)])], 0)
+        if not load:
+            self.mesh.remove_sub_device_manager(manager)
+            return
+        self._sync_programs()
+        self.mesh.load_sub_device_manager(manager)
+        self._sub_devices = manager
+
+    def close_sub_devices(self) -> None:
+        if self._sub_devices is None:
+            return
+        ttnn = self._ttnn
+        ttnn.synchronize_device(self.mesh, self._queue(PROGRAM_QUEUE))
+        self._collective_done = {}
+        self.mesh.clear_loaded_sub_device_manager()
+        self.mesh.remove_sub_device_manager(self._sub_devices)
+        self._sub_devices = None
+
+    def _collective_kwargs(self) -> dict:
+        """The collectives' sub-device for a ttnn collective, once the programs it reads are done; {} without."""
+        if self._sub_devices is None:
+            return {}
+        ttnn = self._ttnn
+        ttnn.event_synchronize(ttnn.record_event(self.mesh, self._queue(PROGRAM_QUEUE),
+                                                 sub_device_ids=[ttnn.SubDeviceId(COMPUTE_SUB_DEVICE)]))
+        return {"subdevice_id": ttnn.SubDeviceId(COLLECTIVES_SUB_DEVICE)}
+
+    def _collective_issued(self, out: TTTensor, source: TTTensor) -> None:
+        """An event after the collective on its sub-device: waited for before a program reads `out` or before
+        `source` or `out` is freed (their memory must not be reused under the collective)."""
+        if self._sub_devices is not None:
+            ttnn = self._ttnn
+            event = ttnn.record_event(self.mesh, self._queue(PROGRAM_QUEUE),
+                                      sub_device_ids=[ttnn.SubDeviceId(COLLECTIVES_SUB_DEVICE)])
+            for t in (out, source):
+                self._collective_done[id(t)] = (t, event)
+
+    def _await_collective(self, tensor: TTTensor) -> None:
+        entry = self._collective_done.pop(id(tensor), None)
+        if entry is not None and entry[0] is tensor:
+            self._ttnn.event_synchronize(entry[1])
 
     def _programs_done(self) -> None:
         """Host-side order: everything issued on the programs' queue so far is done (at once when idle: run()
@@ -635,6 +732,7 @@ class TTDevice:
         self._check_live(tensor)
         self._await_read(tensor)  # its memory must not be reused under a transfer in flight
         self._await_write(tensor)
+        self._await_collective(tensor)
         self._ttnn.deallocate(tensor.ttnn_tensor)
         tensor.pending_shards = {}
         tensor.freed = True
@@ -660,6 +758,7 @@ class TTDevice:
             t = self._program_tensor(program, name, t)
             self._check_written(t)
             self._await_write(t)  # an input written ahead on the transfer queue
+            self._await_collective(t)  # a collective's output, on the collectives' sub-device
             if name in program.outputs:
                 self._await_read(t)  # a read ahead of what the program overwrites
             # By identity: `in` would call ttnn.Tensor.__eq__, which is the device op ttnn.eq (a tensor,
@@ -756,7 +855,9 @@ class TTDevice:
     def _collective_result(self, name: str, tensor: TTTensor, tt_tensor, placements: tuple, t0: float) -> TTTensor:
         self._sync_programs()
         self.last_report = RunReport(name, time.perf_counter() - t0)
-        return self._wrap(tuple(tt_tensor.shape), tensor.data_format, tt_tensor, placements)
+        out = self._wrap(tuple(tt_tensor.shape), tensor.data_format, tt_tensor, placements)
+        self._collective_issued(out, tensor)
+        return out
 
     def all_gather(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
         """ttnn.all_gather: the group's shards concatenated along `dim` on every chip of the group."""
@@ -765,7 +866,7 @@ class TTDevice:
         t0 = time.perf_counter()
         dim = norm_dim(dim, len(tensor.shape))
         out = self._ttnn.all_gather(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
-                                    memory_config=self._ttnn.DRAM_MEMORY_CONFIG)
+                                    memory_config=self._ttnn.DRAM_MEMORY_CONFIG, **self._collective_kwargs())
         return self._collective_result("all_gather", tensor, out, gather_label(tensor.placements, dim), t0)
 
     def reduce_scatter(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
@@ -775,7 +876,8 @@ class TTDevice:
         t0 = time.perf_counter()
         dim = norm_dim(dim, len(tensor.shape))
         out = self._ttnn.reduce_scatter(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
-                                        memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology())
+                                        memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology(),
+                                        **self._collective_kwargs())
         label = scatter_label(tensor.placements, dim, cluster_axis, self.capabilities.mesh_shape)
         return self._collective_result("reduce_scatter", tensor, out, label, t0)
 
@@ -785,7 +887,8 @@ class TTDevice:
         self._check_written(tensor)
         t0 = time.perf_counter()
         out = self._ttnn.all_reduce(tensor.ttnn_tensor, cluster_axis=cluster_axis,
-                                    memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology())
+                                    memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology(),
+                                    **self._collective_kwargs())
         return self._collective_result("all_reduce", tensor, out, reduce_label(tensor.placements, cluster_axis), t0)
 
     # ------------------------------------------------------------------ fused matmul + collective (ttnn's own)
