@@ -26,10 +26,11 @@ def test_ttft_smoke_on_one_chunk(capsys):
     assert host["exposed_s"] + host["hidden_s"] == pytest.approx(r["host_transfer_s"])
     assert r["model_version"] and r["timing_only"] and r["weight_format"] == "bfp8"
     assert r["simulated"] == {"gdn_layer_and_mlp_runs": 1, "attention_layer_and_mlp_runs": 1, "lm_head_runs": 1}
-    # per layer of a kind the same programs: GDN layers qkv and the merged z|b|a + out_proj + 3 MLP matmuls,
-    # attention layers the fused qkv + o_proj + 3 MLP ones (one row slab each at 64 tokens), plus the LM head's
+    # per layer of a kind the same programs: GDN layers qkv and the merged z|b|a + out_proj + 2 MLP matmuls (gate |
+    # up with its SwiGLU, one column group at 64 tokens; down), attention layers the fused qkv + o_proj + the 2 MLP
+    # ones (one row slab each at 64 tokens), plus the LM head's
     matmuls = r["programs_per_prefill"]["matmul"]
-    lm_head_programs = matmuls - 6 * len(cfg.gdn_layers) - 5 * len(cfg.attention_layers)
+    lm_head_programs = matmuls - 5 * len(cfg.gdn_layers) - 4 * len(cfg.attention_layers)
     assert lm_head_programs >= 1
     t = r["host_traffic"]
     embeddings = 2 * 64 * cfg.hidden_size  # bf16, two tile rows of 32 tokens
