@@ -9,7 +9,7 @@ its two lowest mantissa bits (a bfp8 value carries at most 7 significant bits, L
 bfp4 weight (at most 3) loses nothing at LoFi.
 
 Roles (LayerRunner.linear's second argument):
-    mlp_gate_up    gate_proj and up_proj (K = hidden)
+    mlp_gate_up    gate_proj and up_proj, one paired projection with its SwiGLU (ops/linear/swiglu.py; K = hidden)
     mlp_down       down_proj (K = intermediate, or its share on a mesh)
     gdn_in         the GDN in-projections in_proj_qkv, z, b, a (K = hidden)
     gdn_out        GDN out_proj (K = value heads x value dim, or its share on a mesh)
@@ -32,7 +32,9 @@ accuracy (`scripts/fidelity_accuracy`, simulated numerics against fp64) and by w
     HiFi2 1007.8us pcc=0.99992 -> LoFi 887.3us pcc=0.99985", wo 0.99987 -> 0.99981, the simulator's
     0.99993 -> 0.99984 above); the GDN in/out projections stay HiFi2 (gdn/tp.py: LoFi measured and
     rejected, the error compounding in the recurrent state); the MLP runs LoFi with bfp4 gate/up and bfp8
-    down weights and fp32 DST (mlp.py), a trade tt-transformers also makes in its "performance" setting
+    down weights and fp32 DST, no packer L1 accumulation in prefill (mlp.py; SiLU fused into the gate matmul's
+    program config, the multiply by up a separate ttnn.mul, gate and up outputs in L1 at prefill chunk sizes),
+    a trade tt-transformers also makes in its "performance" setting
     (model_config.py ModelOptimizations.performance: FF1/FF3 bfp4 LoFi) but not its default (bfp8, HiFi2)
     or "accuracy" setting.
 LoFi on the whole MLP as well would cut 9B's modeled matmul time at 32k on an n300 from 2.52 to 2.08 s (timing
