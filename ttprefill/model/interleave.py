@@ -11,8 +11,8 @@ starts, which puts the second half a block behind: A's reduce-scatter is followe
 gather by B's programs up to its reduce-scatter (device/sub_device_timing.MICRO_BATCH_ORDER).
 
 The streams run in copies of the caller's context (contextvars: the compute grid the planners read,
-hw.compute_sub_device). An exception in a stream ends that stream; the others run to their end and the first
-exception is raised to the caller.
+hw.compute_sub_device). An exception in a stream ends it, and the others at their next pause; the first exception
+is raised to the caller.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections.abc import Callable, Sequence
+
+
+class _Cancelled(Exception):
+    """Unwinds a stream at its pause once another stream has failed (its work would be thrown away)."""
 
 
 class _Stream:
@@ -53,6 +57,8 @@ class Interleaver:
         stream.turn.clear()
         self._hand_to(nxt)
         stream.turn.wait()
+        if any(s.error is not None for s in self._streams):
+            raise _Cancelled
 
     def run(self, bodies: Sequence[Callable[[], None]]) -> None:
         if len(bodies) == 1:
@@ -78,6 +84,8 @@ class Interleaver:
         self._local.stream = stream
         try:
             stream.context.run(stream.body)
+        except _Cancelled:
+            pass
         except BaseException as error:  # noqa: BLE001 - raised to the caller of run()
             stream.error = error
         finally:
