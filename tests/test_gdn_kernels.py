@@ -126,6 +126,34 @@ def test_fused_scan_matches_references_and_two_program_form(sim, T, H, HV, K, V,
     assert states.keys() == states2.keys() and all(np.array_equal(states[p], states2[p]) for p in states)
 
 
+@pytest.mark.parametrize("T,H,HV,K,V,chunk,cores", [
+    (200, 2, 4, 128, 128, 64, 64),   # 16 units of 1 value tile, 8 preparing cores per head
+    (1000, 2, 4, 64, 128, 32, 20),   # 4 units of 4 value tiles, 4 preparing cores per head
+    (130, 1, 2, 128, 256, 64, 64),   # ragged last chunk, V = 256
+    (64, 1, 2, 64, 64, 64, 4),       # no room for two preparing cores per head: refused
+])
+def test_pipelined_scan_gives_the_two_program_bits(sim, T, H, HV, K, V, chunk, cores):
+    # The pipelined scan runs the two programs' kernels on disjoint cores, the sequential pass reading
+    # each record once its preparing core signals it: the same bits as the two programs, with
+    # checkpoints, and the references.
+    d = scan_inputs(T, H, HV, K, V, 1.0, seed=T + chunk)
+    ck = (chunk, (T // chunk) * chunk)
+    plan = gdn.pipeline_plan(gdn.ScanShape(T, H, HV, K, V, chunk), cores)
+    if plan is None:
+        with pytest.raises(gdn.GdnShapeError, match="no core to prepare"):
+            run_scan(sim, d, chunk, pipelined=True, max_cores=cores)
+        return
+    reports = []
+    o, state, states = run_scan(sim, d, chunk, pipelined=True, checkpoints=ck, max_cores=cores, reports=reports)
+    assert [r.program.split("_T")[0] for r in reports] == ["gdn_gate_vectors", "gdn_scan_pipelined"]
+    o_ref, s_ref = ref.gdn_recurrent(d["q"], d["k"], d["v"], d["g"], d["beta"], d["initial_state"])
+    assert_close(o_ref, o, f"pipelined T={T} outputs vs recurrent")
+    assert_close(s_ref, state, f"pipelined T={T} final state vs recurrent")
+    o2, state2, states2 = run_scan(sim, d, chunk, fused=False, block_tiles=plan.block, checkpoints=ck)
+    assert np.array_equal(o, o2) and np.array_equal(state, state2)
+    assert states.keys() == states2.keys() and all(np.array_equal(states[p], states2[p]) for p in states)
+
+
 def test_fused_scan_helpers_give_the_same_bits(sim):
     """Helper cores (kernels/gdn/scan_offload.h) prepare a share of the chunks with the same arithmetic:
     on 8 cores, 6 heads (two q/k groups of 3) get 2 helpers of one group each, which prepare 29 of every
@@ -178,6 +206,16 @@ def test_scan_form_choice():
     assert not gdn.fused_scan_by_default(gdn.ScanShape(4096, 2, 4, 128, 128))
     with pytest.raises(gdn.GdnShapeError, match="whole value heads"):
         run_scan(NoRunDevice(), scan_inputs(64, 1, 1, 64, 64), 64, fused=True, block_tiles=1)
+    # The pipelined form where every head's sequential units get a core each and the head at least two
+    # preparing cores: 16 heads (the 9B per chip on 2 chips) as 32 units of 2 value tiles + 2 x 16
+    # preparing; 6 heads (27B on 8 chips) as 24 units of 1 + 6 x 6; 32 and 48 heads have no room.
+    plan = gdn.pipeline_plan
+    assert plan(gdn.ScanShape(2048, 8, 16, 128, 128)) == gdn.PipelinePlan(2, 2)
+    assert plan(gdn.ScanShape(2048, 2, 6, 128, 128)) == gdn.PipelinePlan(1, 6)
+    assert plan(gdn.ScanShape(2048, 16, 32, 128, 128)) is None
+    assert plan(gdn.ScanShape(2048, 16, 48, 128, 128)) is None
+    with pytest.raises(gdn.GdnShapeError, match="pipelined"):
+        run_scan(NoRunDevice(), scan_inputs(64, 1, 1, 64, 64), 64, pipelined=True, fused=True)
 
 
 def test_scan_bf16_records(sim):

@@ -77,13 +77,11 @@ inline void read_row_fp32(const Accessor& tensor, uint32_t page, uint32_t row, u
 }
 
 // The chunk's token tiles of one head: nt x width tiles (row-major, from column tile col0 of a
-// token-major tensor row_tiles wide) into cb, zero tiles past the tensor's end (a ragged last chunk).
+// token-major tensor row_tiles wide) to l1 (a reserved CB region), zero tiles past the tensor's end (a
+// ragged last chunk). Issues the reads only: the caller's noc_async_read_barrier completes them.
 template <typename Accessor>
-inline void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_tile, uint32_t nt,
-                            uint32_t token_tiles, uint32_t row_tiles, uint32_t col0, uint32_t width) {
-    const uint32_t tile_bytes = get_tile_size(cb);
-    cb_reserve_back(cb, nt * width);
-    const uint32_t l1 = get_write_ptr(cb);
+inline void issue_head_block(uint32_t l1, uint32_t tile_bytes, const Accessor& tensor, uint32_t first_token_tile,
+                             uint32_t nt, uint32_t token_tiles, uint32_t row_tiles, uint32_t col0, uint32_t width) {
     for (uint32_t i = 0; i < nt; ++i) {
         const uint32_t tt = first_token_tile + i;
         for (uint32_t j = 0; j < width; ++j) {
@@ -95,20 +93,27 @@ inline void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_
             }
         }
     }
+}
+
+// issue_head_block into cb, completed and pushed.
+template <typename Accessor>
+inline void read_head_block(uint32_t cb, const Accessor& tensor, uint32_t first_token_tile, uint32_t nt,
+                            uint32_t token_tiles, uint32_t row_tiles, uint32_t col0, uint32_t width) {
+    cb_reserve_back(cb, nt * width);
+    issue_head_block(get_write_ptr(cb), get_tile_size(cb), tensor, first_token_tile, nt, token_tiles, row_tiles, col0,
+                     width);
     noc_async_read_barrier();
     cb_push_back(cb, nt * width);
 }
 
-// One value head's gate vectors for a chunk (gate_vectors.h) into `cb` as vector tiles: quantity q of
-// token tile i at tile q * nt + i, values in row 0. Token tiles past the sequence get zeros (no decay,
-// no write); the other rows of a vector tile are never read.
+// One value head's gate vectors for a chunk (gate_vectors.h) to l1 (a reserved CB region) as vector
+// tiles: quantity q of token tile i at tile q * nt + i, values in row 0. Token tiles past the sequence
+// get zeros (no decay, no write); the other rows of a vector tile are never read. Issues the reads only.
 template <typename Accessor>
-inline void read_gate_vectors(uint32_t cb, const Accessor& tensor, uint32_t head, uint32_t first_token_tile,
-                              uint32_t nt, uint32_t kinds, uint32_t head_tiles, uint32_t token_tiles) {
-    const uint32_t tile_bytes = get_tile_size(cb);
+inline void issue_gate_vectors(uint32_t l1, uint32_t tile_bytes, const Accessor& tensor, uint32_t head,
+                               uint32_t first_token_tile, uint32_t nt, uint32_t kinds, uint32_t head_tiles,
+                               uint32_t token_tiles) {
     const uint32_t row_tiles = gv::row_tiles(token_tiles);
-    cb_reserve_back(cb, kinds * nt);
-    const uint32_t l1 = get_write_ptr(cb);
     for (uint32_t q = 0; q < kinds; ++q) {
         for (uint32_t i = 0; i < nt; ++i) {
             const uint32_t addr = l1 + (q * nt + i) * tile_bytes;
@@ -123,6 +128,15 @@ inline void read_gate_vectors(uint32_t cb, const Accessor& tensor, uint32_t head
             }
         }
     }
+}
+
+// issue_gate_vectors into cb, completed and pushed.
+template <typename Accessor>
+inline void read_gate_vectors(uint32_t cb, const Accessor& tensor, uint32_t head, uint32_t first_token_tile,
+                              uint32_t nt, uint32_t kinds, uint32_t head_tiles, uint32_t token_tiles) {
+    cb_reserve_back(cb, kinds * nt);
+    issue_gate_vectors(get_write_ptr(cb), get_tile_size(cb), tensor, head, first_token_tile, nt, kinds, head_tiles,
+                       token_tiles);
     noc_async_read_barrier();
     cb_push_back(cb, kinds * nt);
 }

@@ -25,6 +25,8 @@
 // With GDN_SCAN_HELPER defined (a helper core of the fused scan, scan_offload.h) the units are the
 // offloaded chunks of its heads, chunk by chunk; with GDN_HELPER_SHARED_QK too, its heads share one q/k
 // head, whose k and q come once per chunk before each head's gate vectors.
+// With GDN_PREP_PIPELINED defined (a preparing core of the pipelined scan) the runtime args are 0 value
+// head, 1 first chunk, 2 chunk stride: that head's chunks first, first + stride, ...
 // CBs: c_0 k (nt*KT), c_1 q (nt*KT), c_2 v (nt*VT, fused mode), c_3 gate vectors, c_5 constant tiles
 //      (written once), c_22 records from the helper (fused mode).
 #include "api/dataflow/dataflow_api.h"
@@ -171,6 +173,13 @@ void kernel_main() {
         for (uint32_t hv = first_unit; hv < first_unit + num_units; ++hv) read_chunk(hv, c);
 #endif
     }
+#elif defined(GDN_PREP_PIPELINED)
+    // A preparing core of the pipelined scan (scan_pipelined_program): one value head (runtime arg 0),
+    // the chunks first, first + stride, ... (args 1 and 2), in order.
+    const uint32_t hv = get_arg_val<uint32_t>(0);
+    const uint32_t first_chunk = get_arg_val<uint32_t>(1);
+    const uint32_t stride = get_arg_val<uint32_t>(2);
+    for (uint32_t c = first_chunk; c < num_chunks; c += stride) read_chunk(hv, c);
 #else
     for (uint32_t u = first_unit; u < first_unit + num_units; ++u) read_chunk(u / num_chunks, u % num_chunks);
 #endif

@@ -14,7 +14,8 @@
 //   4 k address, 5 v address, 6 chunks, 7 tiles per chunk (nt), 8 key tiles (KT), 9 value tiles (VT),
 //   10 value tiles per block (VBT), 11 tiles per record, 12 tokens T, 13 q/k tensor width in tiles,
 //   14 q first column tile, 15 k first column tile, 16 value heads per q/k head, 17 v tensor width in
-//   tiles, 18 v first column tile, 19 gate-vector head tiles.
+//   tiles, 18 v first column tile, 19 gate-vector head tiles; with GDN_SEQ_PIPELINED (the pipelined
+//   scan: one unit per core, its records written while it runs) 20 preparing cores per value head.
 // Runtime args: 0 first unit, 1 number of units.
 // CBs: c_0 T~ / -T^ pairs, c_2 q, c_3 P, c_4 k, c_5 gate vectors, c_6 initial state block, c_7 v block.
 #include "api/dataflow/dataflow_api.h"
@@ -68,6 +69,9 @@ void kernel_main() {
     const uint32_t v_row_tiles = get_common_arg_val<uint32_t>(17);
     const uint32_t v_col0 = get_common_arg_val<uint32_t>(18);
     const uint32_t gv_head_tiles = get_common_arg_val<uint32_t>(19);
+#ifdef GDN_SEQ_PIPELINED
+    const uint32_t producers = get_common_arg_val<uint32_t>(20);  // preparing cores of each value head
+#endif
     const uint32_t first_unit = get_arg_val<uint32_t>(0);
     const uint32_t num_units = get_arg_val<uint32_t>(1);
 
@@ -95,6 +99,32 @@ void kernel_main() {
         for (uint32_t c = 0; c < num_chunks; ++c) {
             const uint32_t rec = (hv * num_chunks + c) * record_tiles;
             const uint32_t first_tt = c * nt;
+#ifdef GDN_SEQ_PIPELINED
+            // Pipelined scan: k, q, the gate vectors and v (what the compute kernel starts on) in one batch,
+            // then the record, once its preparing core has written it (scan_prep_writer.cpp): chunk c is
+            // the (c / producers + 1)-th record counted by semaphore c % producers.
+            cb_reserve_back(cb_k, nt * key_tiles);
+            cb_reserve_back(cb_q, nt * key_tiles);
+            cb_reserve_back(cb_v, nt * block_tiles);
+            cb_reserve_back(cb_vec, kinds * nt);
+            gdn::issue_head_block(get_write_ptr(cb_k), get_tile_size(cb_k), k, first_tt, nt, token_tiles, qk_row_tiles,
+                                  k_col0 + hq * key_tiles, key_tiles);
+            gdn::issue_head_block(get_write_ptr(cb_q), get_tile_size(cb_q), q, first_tt, nt, token_tiles, qk_row_tiles,
+                                  q_col0 + hq * key_tiles, key_tiles);
+            gdn::issue_head_block(get_write_ptr(cb_v), get_tile_size(cb_v), v, first_tt, nt, token_tiles, v_row_tiles,
+                                  v_col0 + hv * value_tiles + col0, block_tiles);
+            gdn::issue_gate_vectors(get_write_ptr(cb_vec), get_tile_size(cb_vec), gv, hv, first_tt, nt, kinds,
+                                    gv_head_tiles, token_tiles);
+            noc_async_read_barrier();
+            cb_push_back(cb_k, nt * key_tiles);
+            cb_push_back(cb_vec, kinds * nt);
+            cb_push_back(cb_q, nt * key_tiles);
+            cb_push_back(cb_v, nt * block_tiles);
+            noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(c % producers)),
+                                   c / producers + 1);
+            read_grid(cb_p, records, rec, 1, ntri, 0);
+            read_grid(cb_t_pairs, records, rec + ntri, 1, 2 * ntri, 0);
+#else
             read_grid(cb_p, records, rec, 1, ntri, 0);
             read_grid(cb_t_pairs, records, rec + ntri, 1, 2 * ntri, 0);
             gdn::read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);
@@ -102,6 +132,7 @@ void kernel_main() {
             gdn::read_head_block(cb_v, v, first_tt, nt, token_tiles, v_row_tiles, v_col0 + hv * value_tiles + col0,
                             block_tiles);
             gdn::read_gate_vectors(cb_vec, gv, hv, first_tt, nt, kinds, gv_head_tiles, token_tiles);
+#endif
         }
     }
 }

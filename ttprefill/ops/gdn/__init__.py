@@ -37,8 +37,15 @@ Programs and what each fuses (kernels in kernels/gdn/):
    shape's 48 heads on 16 helpers, forming a q/k group's k k^T and q k^T once, while the first head's
    decay exps run on the pack thread) and writes the records straight into the heads' L1, so the head
    cores only prepare the rest. Same arithmetic, same bits as 4 then 5, with or without helpers. Chosen
-   when the value heads fill at least a quarter of the cores (fused_scan_by_default: the 27B shape's 48 heads);
-   with few heads the two programs spread the work wider. Both kinds of core are limited by their
+   when the value heads fill at least a quarter of the cores (fused_scan_by_default: the 27B shape's 48 heads)
+   and the pipelined form below does not fit; with few heads the two programs spread the work wider.
+4|5 pipelined (scan_pipelined_program): programs 4 and 5 as one program on disjoint cores, one (value head,
+   value block) unit per sequential core and per head two or more preparing cores, chunk c by the
+   (c % producers)-th; each record goes to DRAM and a semaphore increment tells the head's sequential
+   cores, whose readers wait for it, so the sequential pass starts after the first chunk's preparation
+   and the preparation runs on the cores the sequential units leave idle. Chosen by default wherever
+   pipeline_plan finds room (the 9B's 16 heads per chip on 2 chips, 27B's 6 per chip on 8); same bits
+   as 4 then 5. Both kinds of core are limited by their
    unpackers: fp32 operands (h, kh, Vnew, T~, -T^, P, K~^T, q~) cost twice a bf16 tile, the state's
    16 fp32 tiles are copied into DST every chunk for its decay, and the inverse is a chain of dependent
    steps (filled with independent work on head cores, less so on helpers).
@@ -118,12 +125,14 @@ from .planner import (
     MAX_CHECKPOINTS_PER_CALL,
     MAX_HEADS_PER_HELPER,
     HelperPlan,
+    PipelinePlan,
     checkpoint_chunk_indices,
     conv_units,
     default_value_block,
     fused_scan_by_default,
     helper_plan,
     offloaded_chunks,
+    pipeline_plan,
     split_units,
 )
 from .programs import (
@@ -138,6 +147,7 @@ from .programs import (
     layer_programs,
     norm_program,
     scan_fused_program,
+    scan_pipelined_program,
     scan_prep_program,
     scan_programs,
     scan_seq_program,

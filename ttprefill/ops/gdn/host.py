@@ -65,7 +65,7 @@ def scan_shape_of(q, k, v, g, beta, initial_state, chunk: int) -> ScanShape:
 def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = DEFAULT_CHUNK, checkpoints=(), *,
              block_tiles: int | None = None, record_format: DataFormat = FP32, fused: bool | None = None,
              fidelity: MathFidelity = SCAN_FIDELITY, max_cores: int = MAX_CORES, reports: list | None = None,
-             helpers: bool | None = None):
+             helpers: bool | None = None, pipelined: bool | None = None):
     """The chunked GDN scan on the device.
 
     q, k [T, H, K] (q already scaled by K^-1/2), v [T, HV, V], g, beta [T, HV], initial_state
@@ -73,6 +73,8 @@ def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = DEFAULT_
     checkpoints: positions p (0, T, or multiples of chunk) whose state to return.
     fused: one fused program (True), preparation + sequential pass (False), or chosen by scan_programs.
     helpers: whether the fused scan's idle cores prepare a share of the chunks (None: when they fit).
+    pipelined: the preparation and the sequential pass as one program on disjoint cores (True), not
+    (False), or chosen by scan_programs (None).
     Returns (o [T, HV, V], final_state [HV, K, V], {p: state [HV, K, V]}), float32.
     """
     q, k, v = (_as_array(n, x, 3) for n, x in (("q", q), ("k", k), ("v", v)))
@@ -83,6 +85,9 @@ def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = DEFAULT_
     ck_device, ck_host = checkpoint_chunk_indices(checkpoints, s.tokens, s.chunk)
     if fused and block_tiles is not None:
         raise GdnShapeError("the fused scan works on whole value heads; drop block_tiles or pass fused=False")
+    if pipelined and (fused or block_tiles is not None):
+        raise GdnShapeError("the pipelined scan chooses its own value block and is not the fused scan; "
+                            "drop fused / block_tiles or pipelined")
     T, HV, K, V = s.tokens, s.v_heads, s.key_dim, s.value_dim
     state0 = np.zeros((HV, K, V), np.float32) if initial_state is None else initial_state
 
@@ -108,7 +113,8 @@ def gdn_scan(device, q, k, v, g, beta, initial_state=None, chunk: int = DEFAULT_
         tck = alloc((max(1, len(ck_device)) * HV * K, V), FP32)
         programs = scan_programs(device, s, HeadColumns(tq), HeadColumns(tk), HeadColumns(tv), tg, tb, scratch,
                                  tstate, HeadColumns(tout), tfinal, tck, ck_device, fused=fused,
-                                 block_tiles=block_tiles, fidelity=fidelity, max_cores=max_cores, helpers=helpers)
+                                 block_tiles=block_tiles, fidelity=fidelity, max_cores=max_cores, helpers=helpers,
+                                 pipelined=pipelined)
         for program in programs:
             report = device.run(program)
             if reports is not None:

@@ -90,6 +90,51 @@ def offloaded_chunks(num_chunks: int, plan: HelperPlan) -> list[int]:
 
 
 
+
+# The pipelined scan (scan_pipelined_program): the two-program form's preparation and sequential pass as
+# one program on disjoint cores, each value head's records prepared by `producers` cores of its own (chunk
+# c by the (c % producers)-th) while its sequential cores run; a sequential core counts each producer's
+# records on a semaphore of its own, so at most this many producers per head.
+MAX_PREP_CORES_PER_HEAD = 8
+# A head's preparation of one chunk costs about as much as its sequential part of it (_PREP_CYCLES_PER_CHUNK
+# against _SEQ_CYCLES_PER_CHUNK), so with one preparing core per head the sequential cores wait on it:
+# modeled at 2048 tokens, 32 heads (one each) 0.97M cycles against the fused scan's 0.80M, while 16 heads
+# (two each) take 0.62M against 0.75M fused and 0.68M in two programs.
+MIN_PREP_CORES_PER_HEAD = 2
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    """Value tiles per sequential unit (one unit per core) and preparing cores per value head."""
+
+    block: int
+    producers: int
+
+
+def pipeline_plan(shape: ScanShape, max_cores: int = MAX_CORES,
+                  record_format: DataFormat = FP32) -> PipelinePlan | None:
+    """The pipelined scan's split, or None when the grid cannot give every value head's sequential units
+    a core each and the head MIN_PREP_CORES_PER_HEAD preparing cores. Per chunk the sequential cores take the value
+    block's modeled compute (or everyone's DRAM traffic, as default_value_block counts it) and a head's
+    producers prepare one chunk in _PREP_CYCLES_PER_CHUNK / producers; the block whose slower side is
+    fastest wins, ties to the wider block."""
+    s, vt, nt, kt = shape, shape.value_tiles, shape.chunk_tiles, shape.key_tiles
+    best, best_cost = None, None
+    for block in sorted((b for b in range(1, vt + 1) if vt % b == 0), reverse=True):
+        units = s.v_heads * (vt // block)
+        producers = min(MAX_PREP_CORES_PER_HEAD, (max_cores - units) // s.v_heads)
+        if producers < MIN_PREP_CORES_PER_HEAD:
+            continue
+        compute = block * nt * kt * _SEQ_CYCLES_PER_VALUE_TILE_AND_KEY_TILE
+        per_unit = (s.record_tiles * record_format.tile_bytes + (2 * nt * kt + nt * block) * BF16.tile_bytes
+                    + s.vector_tiles * 2 * 64)
+        dram = (units * per_unit + s.v_heads * s.record_tiles * record_format.tile_bytes) / DRAM_PEAK_BYTES_PER_CYCLE
+        cost = max(compute, dram, _PREP_CYCLES_PER_CHUNK / producers)
+        if best_cost is None or cost < best_cost:
+            best, best_cost = PipelinePlan(block, producers), cost
+    return best
+
+
 def fused_scan_by_default(shape: ScanShape, max_cores: int = MAX_CORES) -> bool:
     """Whether the scan runs as one fused program (scan_fused_program) unless told otherwise. The fused
     form saves the chunk records' DRAM round trip but runs one value head per core (plus its helpers),

@@ -27,6 +27,8 @@ from ttprefill.hw import MAX_CORES, compute_cores
 
 from .planner import (
     MAX_HEADS_PER_HELPER,
+    MAX_PREP_CORES_PER_HEAD,
+    PipelinePlan,
     RECORD_SLOTS,
     balance_units,
     conv_unit_cost,
@@ -37,6 +39,7 @@ from .planner import (
     fused_scan_by_default,
     helper_plan,
     offloaded_chunks,
+    pipeline_plan,
     split_units,
 )
 from .shapes import (
@@ -224,6 +227,43 @@ def _writer(s: ScanShape, cores, out: HeadColumns, final_state: DeviceTensor, ch
                                        noc=DRAM_WRITE_NOC)
 
 
+def _seq_cbs(s: ScanShape, block: int, rec_fmt: DataFormat, qkv_fmt: DataFormat, out_fmt: DataFormat, cb) -> list:
+    """The sequential pass's CBs (scan_seq_compute.cpp, two-program form)."""
+    nt, kt = s.chunk_tiles, s.key_tiles
+    return [
+        cb(0, rec_fmt, 4 * s.tri_tiles), cb(2, qkv_fmt, 2 * nt * kt), cb(3, rec_fmt, 2 * s.tri_tiles),  # T pairs, q, P
+        cb(4, qkv_fmt, 2 * nt * kt), cb(5, FP32, 2 * s.vector_tiles), cb(6, FP32, kt * block),  # k, vectors, state in
+        cb(7, qkv_fmt, 2 * nt * block),                                                      # v block
+        cb(16, out_fmt, 2 * nt * block), cb(17, FP32, DST_TILES),                            # O, state out
+        cb(24, FP32, 2 * kt * block), cb(25, FP32, nt * block), cb(26, FP32, nt * block),    # h, Vnew, kh
+        cb(27, FP32, kt * nt), cb(28, FP32, kt * nt),                                        # K~^T, q~
+    ]
+
+
+def _seq_kernels(s: ScanShape, cores, block: int, records: DeviceTensor, gate_vectors: DeviceTensor,
+                 q: HeadColumns, k: HeadColumns, v: HeadColumns, initial_state: DeviceTensor, out: HeadColumns,
+                 final_state: DeviceTensor, checkpoint_states: DeviceTensor, ck: list[int],
+                 fidelity: MathFidelity, producers: int = 0) -> tuple[Kernel, Kernel, Kernel]:
+    """The sequential pass's reader, compute and writer (runtime args left to the caller); producers > 0:
+    the pipelined scan's reader, which waits for each record (scan_seq_reader.cpp, GDN_SEQ_PIPELINED)."""
+    nt, kt = s.chunk_tiles, s.key_tiles
+    reader = Kernel(GDN_KERNELS / "scan_seq_reader.cpp", Role.RISCV_1, cores,
+                    records.accessor_args() + initial_state.accessor_args() + q.tensor.accessor_args()
+                    + gate_vectors.accessor_args(),
+                    defines={"GDN_SEQ_PIPELINED": "1"} if producers else {},
+                    common_runtime_args=[records.address, gate_vectors.address, initial_state.address,
+                                         q.tensor.address, k.tensor.address, v.tensor.address, s.num_chunks, nt, kt,
+                                         s.value_tiles, block, s.record_tiles, s.tokens, q.tensor.tiles_w,
+                                         q.first_col_tile, k.first_col_tile, s.group, v.tensor.tiles_w,
+                                         v.first_col_tile, s.head_tiles] + ([producers] if producers else []),
+                    noc=DRAM_READ_NOC)
+    compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores,
+                     common_runtime_args=[nt, kt, block, s.num_chunks, len(ck), *ck],
+                     compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
+    writer = _writer(s, cores, out, final_state, checkpoint_states, ck, block)
+    return reader, compute, writer
+
+
 def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vectors: DeviceTensor, q: HeadColumns,
                      k: HeadColumns, v: HeadColumns, initial_state: DeviceTensor, out: HeadColumns,
                      final_state: DeviceTensor, checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
@@ -244,27 +284,10 @@ def scan_seq_program(device, shape: ScanShape, records: DeviceTensor, gate_vecto
     def cb(index, fmt, pages):
         return CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
 
-    cbs = [
-        cb(0, rec_fmt, 4 * s.tri_tiles), cb(2, qkv_fmt, 2 * nt * kt), cb(3, rec_fmt, 2 * s.tri_tiles),  # T pairs, q, P
-        cb(4, qkv_fmt, 2 * nt * kt), cb(5, FP32, 2 * s.vector_tiles), cb(6, FP32, kt * block),  # k, vectors, state in
-        cb(7, qkv_fmt, 2 * nt * block),                                                      # v block
-        cb(16, out.tensor.data_format, 2 * nt * block), cb(17, FP32, DST_TILES),             # O, state out
-        cb(24, FP32, 2 * kt * block), cb(25, FP32, nt * block), cb(26, FP32, nt * block),    # h, Vnew, kh
-        cb(27, FP32, kt * nt), cb(28, FP32, kt * nt),                                        # K~^T, q~
-    ]
+    cbs = _seq_cbs(s, block, rec_fmt, qkv_fmt, out.tensor.data_format, cb)
     ck = [int(c) for c in checkpoint_chunks]
-    reader = Kernel(GDN_KERNELS / "scan_seq_reader.cpp", Role.RISCV_1, cores,
-                    records.accessor_args() + initial_state.accessor_args() + q.tensor.accessor_args()
-                    + gate_vectors.accessor_args(),
-                    common_runtime_args=[records.address, gate_vectors.address, initial_state.address,
-                                         q.tensor.address, k.tensor.address, v.tensor.address, s.num_chunks, nt, kt,
-                                         s.value_tiles, block, s.record_tiles, s.tokens, q.tensor.tiles_w,
-                                         q.first_col_tile, k.first_col_tile, s.group, v.tensor.tiles_w,
-                                         v.first_col_tile, s.head_tiles], noc=DRAM_READ_NOC)
-    compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores,
-                     common_runtime_args=[nt, kt, block, s.num_chunks, len(ck), *ck],
-                     compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
-    writer = _writer(s, cores, out, final_state, checkpoint_states, ck, block)
+    reader, compute, writer = _seq_kernels(s, cores, block, records, gate_vectors, q, k, v, initial_state, out,
+                                           final_state, checkpoint_states, ck, fidelity)
     for core, first, count in plan:
         reader.runtime_args[core] = [first, count]
         compute.runtime_args[core] = [count]
@@ -379,6 +402,82 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
     return program
 
 
+def scan_pipelined_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns,
+                           gate_vectors: DeviceTensor, records: DeviceTensor, initial_state: DeviceTensor,
+                           out: HeadColumns, final_state: DeviceTensor, checkpoint_states: DeviceTensor,
+                           checkpoint_chunks: list[int], *, plan: PipelinePlan | None = None,
+                           fidelity: MathFidelity = SCAN_FIDELITY, max_cores: int = MAX_CORES) -> Program:
+    """The preparation and the sequential pass of the two-program scan as one program on disjoint cores:
+    one (value head, value block) unit per sequential core, and per value head plan.producers preparing
+    cores, the j-th preparing chunks j, j + producers, ... in order. A preparing core writes each record
+    to DRAM and then increments a semaphore on the head's sequential cores, whose readers wait for it
+    (scan_prep_writer.cpp / scan_seq_reader.cpp built with GDN_PREP_PIPELINED / GDN_SEQ_PIPELINED). The
+    sequential pass starts after the first chunk's preparation instead of after all of them, and the
+    cores the sequential units leave idle prepare. Same kernels, same arithmetic, same bits as the two
+    programs."""
+    s = shape
+    plan = plan or pipeline_plan(s, max_cores, records.data_format)
+    if plan is None:
+        raise GdnShapeError(f"{s.v_heads} value heads of {s.value_tiles} tiles leave no core to prepare on "
+                            f"{max_cores} cores; use the fused or two-program scan")
+    block, producers = plan.block, plan.producers
+    _check_qkv(s, q, k, v)
+    _check_gate_vectors(s, gate_vectors)
+    _check_outputs(s, out, final_state, initial_state, checkpoint_states, checkpoint_chunks, block)
+    if records.num_pages < s.v_heads * s.num_chunks * s.record_tiles:
+        raise GdnShapeError("the chunk-record tensor is too small for this shape (use allocate_scan_scratch)")
+    blocks = s.value_tiles // block
+    units = s.v_heads * blocks
+    if producers > MAX_PREP_CORES_PER_HEAD or units + s.v_heads * producers > max_cores:
+        raise GdnShapeError(f"{units} sequential units and {producers} preparing cores per value head do not fit "
+                            f"{max_cores} cores (at most {MAX_PREP_CORES_PER_HEAD} per head)")
+    all_cores = core_list(units + s.v_heads * producers)
+    seq_list, prep_list = all_cores[:units], all_cores[units:]
+    seq_cores, prep_cores = CoreRangeSet.of(seq_list), CoreRangeSet.of(prep_list)
+    rec_fmt, qkv_fmt = records.data_format, q.tensor.data_format
+
+    def on(cores):
+        return lambda index, fmt, pages: CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
+
+    cbs = (_seq_cbs(s, block, rec_fmt, qkv_fmt, out.tensor.data_format, on(seq_cores))
+           + _prep_cbs(s, qkv_fmt, prep_cores, on(prep_cores)) + [on(prep_cores)(16, rec_fmt, 8)])
+    ck = [int(c) for c in checkpoint_chunks]
+    reader, compute, writer = _seq_kernels(s, seq_cores, block, records, gate_vectors, q, k, v, initial_state, out,
+                                           final_state, checkpoint_states, ck, fidelity, producers)
+    for u, core in enumerate(seq_list):
+        reader.runtime_args[core] = [u, 1]
+        compute.runtime_args[core] = [1]
+        writer.runtime_args[core] = [u, 1]
+    pipelined = {"GDN_PREP_PIPELINED": "1"}
+    p_reader = Kernel(GDN_KERNELS / "scan_prep_reader.cpp", Role.RISCV_1, prep_cores,
+                      q.tensor.accessor_args() + gate_vectors.accessor_args(), defines=pipelined,
+                      common_runtime_args=_reader_args(s, q, k, v, gate_vectors), noc=DRAM_READ_NOC)
+    p_compute = Kernel(GDN_KERNELS / "scan_prep_compute.cpp", Role.COMPUTE, prep_cores,
+                       common_runtime_args=[s.chunk_tiles, s.key_tiles],
+                       compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
+    p_writer = Kernel(GDN_KERNELS / "scan_prep_writer.cpp", Role.RISCV_0, prep_cores, records.accessor_args(),
+                      defines=pipelined, common_runtime_args=[records.address, s.record_tiles, s.num_chunks],
+                      noc=DRAM_WRITE_NOC)
+    for i, core in enumerate(prep_list):
+        hv, first = divmod(i, producers)
+        consumers = seq_list[hv * blocks:(hv + 1) * blocks]
+        p_reader.runtime_args[core] = [hv, first, producers]
+        p_compute.runtime_args[core] = [len(range(first, s.num_chunks, producers))]
+        p_writer.runtime_args[core] = [hv, first, producers, len(consumers)] + [
+            x for c in consumers for x in device.worker_noc_coord(c)]
+    _unpack_copies_to_dest(compute, cbs, (5, 6, 17))
+    _unpack_copies_to_dest(p_compute, cbs, (3, 16, 27))
+    program = Program([reader, compute, writer, p_reader, p_compute, p_writer], cbs,
+                      [Semaphore(j, seq_cores, 0) for j in range(producers)],
+                      inputs={"q": q.tensor, "k": k.tensor, "v": v.tensor, "gate_vectors": gate_vectors,
+                              "initial_state": initial_state},
+                      outputs={"records": records, "out": out.tensor, "final_state": final_state,
+                               "checkpoints": checkpoint_states},
+                      name=f"gdn_scan_pipelined_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
+    _validate_l1(program, f"chunk {s.chunk}", "lower the chunk to 64 or 32, or use the fused scan")
+    return program
+
+
 def _validate_l1(program: Program, what: str, fix: str) -> None:
     try:
         program.validate()
@@ -392,13 +491,32 @@ def scan_programs(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: H
                   final_state: DeviceTensor, checkpoint_states: DeviceTensor, checkpoint_chunks: list[int], *,
                   fused: bool | None = None, block_tiles: int | None = None,
                   fidelity: MathFidelity = SCAN_FIDELITY, max_cores: int = MAX_CORES,
-                  helpers: bool | None = None) -> list[Program]:
-    """The scan's programs: the gate vectors, then the fused scan or preparation + sequential pass.
-    fused=None picks by fused_scan_by_default (and falls back to two programs when the fused one does
-    not fit L1); an explicit value block (block_tiles) means the two-program form."""
+                  helpers: bool | None = None, pipelined: bool | None = None) -> list[Program]:
+    """The scan's programs: the gate vectors, then the pipelined scan, the fused scan or preparation +
+    sequential pass. With nothing asked for (fused, block_tiles and pipelined None) the pipelined scan
+    runs wherever pipeline_plan finds room for it, else fused_scan_by_default picks (falling back to
+    two programs when the fused one does not fit L1); an explicit value block (block_tiles) or
+    fused=False means the two-program form, fused=True the fused one, pipelined=True the pipelined one."""
     if fused and block_tiles is not None:
         raise GdnShapeError("the fused scan works on whole value heads; drop block_tiles or pass fused=False")
+    if pipelined and (fused or block_tiles is not None):
+        raise GdnShapeError("the pipelined scan chooses its own value block and is not the fused scan; "
+                            "drop fused / block_tiles or pipelined")
     gates = gate_vectors_program(device, shape, g, beta, scratch.gate_vectors, max_cores=max_cores)
+
+    def pipelined_program():
+        return scan_pipelined_program(device, shape, q, k, v, scratch.gate_vectors, scratch.records, initial_state,
+                                      out, final_state, checkpoint_states, checkpoint_chunks, fidelity=fidelity,
+                                      max_cores=max_cores)
+
+    if pipelined:
+        return [gates, pipelined_program()]
+    if pipelined is None and fused is None and block_tiles is None \
+            and pipeline_plan(shape, max_cores, scratch.records.data_format) is not None:
+        try:
+            return [gates, pipelined_program()]
+        except L1OverflowError:
+            pass
 
     def fused_program():
         return scan_fused_program(device, shape, q, k, v, scratch.gate_vectors, initial_state, out, final_state,
@@ -634,7 +752,8 @@ def free_layer_tensors(device, t: LayerTensors) -> None:
 
 def layer_programs(device, dims: GdnDims, tokens: int, chunk: int, t: LayerTensors, checkpoint_chunks=(), *,
                    block_tiles: int | None = None, fidelity: MathFidelity = SCAN_FIDELITY,
-                   max_cores: int | None = None, fused: bool | None = None) -> list[Program]:
+                   max_cores: int | None = None, fused: bool | None = None,
+                   pipelined: bool | None = None) -> list[Program]:
     """The programs of one layer core, in order, over the tensors of `t`: conv, gates, the scan (one
     fused program or two, scan_programs), gated norm; on `max_cores` cores (default: the compute grid's)."""
     max_cores = max_cores if max_cores is not None else compute_cores()
@@ -648,7 +767,7 @@ def layer_programs(device, dims: GdnDims, tokens: int, chunk: int, t: LayerTenso
         *scan_programs(device, s, HeadColumns(t.mixed, 0), HeadColumns(t.mixed, hk_tiles),
                        HeadColumns(t.mixed, 2 * hk_tiles), t.g, t.beta, t.scratch, t.state, HeadColumns(t.o),
                        t.final_state, t.checkpoints, list(checkpoint_chunks), fused=fused, block_tiles=block_tiles,
-                       fidelity=fidelity, max_cores=max_cores),
+                       fidelity=fidelity, max_cores=max_cores, pipelined=pipelined),
         norm_program(device, tokens, dims.v_heads, dims.value_dim, HeadColumns(t.o), t.z, t.norm_rows, t.y,
                      max_cores=max_cores),
     ]
