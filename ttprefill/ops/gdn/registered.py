@@ -8,9 +8,10 @@ from .programs import allocate_layer_tensors, layer_programs
 from .shapes import GdnDims
 
 
-def _offline_layer(tokens: int, dims: GdnDims, chunk: int, checkpoints: int = 0, fused: bool = False):
+def _offline_layer(tokens: int, dims: GdnDims, chunk: int, checkpoints: int = 0, fused: bool | None = False):
     """The layer core's programs on an offline device: conv, gates, gate vectors, then with fused=False
-    the preparation and the sequential pass (indices 3 and 4), with fused=True the fused scan (3)."""
+    the preparation and the sequential pass (indices 3 and 4), with fused=True the fused scan (3), with
+    fused=None the scan layer_programs chooses (the pipelined one where it fits: 3)."""
     device = build_device()
     t = allocate_layer_tensors(device, dims, tokens, chunk, checkpoints)
     return layer_programs(device, dims, tokens, chunk, t, list(range(checkpoints)), fused=fused)
@@ -32,10 +33,11 @@ _REGISTERED_LAYER_PROGRAMS = {
     "gdn/scan_seq_T256_h16x48_k128v128_c64": (256, _QWEN, 64, 0, False, 4),
     "gdn/scan_fused_T130_h2x4_k64v64_c32_ckpt": (130, _SMALL, 32, 2, True, 3),
     "gdn/scan_fused_T256_h16x48_k128v128_c64": (256, _QWEN, 64, 0, True, 3),
+    "gdn/scan_pipelined_T130_h2x4_k64v64_c32_ckpt": (130, _SMALL, 32, 2, None, 3),
 }
 
 
-def _register_layer_program(name: str, tokens: int, dims: GdnDims, chunk: int, checkpoints: int, fused: bool,
+def _register_layer_program(name: str, tokens: int, dims: GdnDims, chunk: int, checkpoints: int, fused: bool | None,
                             index: int) -> None:
     register(name)(lambda: _offline_layer(tokens, dims, chunk, checkpoints=checkpoints, fused=fused)[index])
 
