@@ -15,6 +15,8 @@ import numpy as np
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import DRAM_BYTES_PER_CHIP
 from ttprefill.model.micro_batches import MicroBatchError, check_micro_batches
+from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
+from ttprefill.model.collective_dtype import CollectiveDtype
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, SCHEMES
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
@@ -67,6 +69,9 @@ class EngineOptions:
     # split by tokens (sequence parallel), a reduce_scatter each and an all_gather of the normed rows before the
     # next block (model/tensor_parallel_device.py). The default and why: model/tensor_parallel.py DEFAULT_SCHEME.
     tp_scheme: str = DEFAULT_SCHEME
+    # On a mesh: the format each kind of collective carries, "gather" (the normed rows) and "reduce" (the partial
+    # sums), each bf16 or bfp8; the defaults and the accuracy they were chosen by: model/collective_dtype.py.
+    collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE
     # The device stack runs each chunk as this many micro-batches (1 or 2), interleaved block by block, so that on
     # a mesh one half's collectives can run beside the other half's programs; the halves compute what two chunks
     # of half the size would (model/micro_batches.py: how a chunk splits, and when it runs whole).
@@ -99,6 +104,10 @@ class EngineOptions:
             check_micro_batches(self.micro_batches)
         except MicroBatchError as error:
             raise EngineError(f"EngineOptions.{error}") from None
+        if not isinstance(self.collective_dtype, CollectiveDtype):
+            raise EngineError("EngineOptions.collective_dtype must be a CollectiveDtype (ttprefill.model.collective_dtype;"
+                              " CollectiveDtype.parse('bfp8') or 'gather=bfp8,reduce=bf16'), got "
+                              f"{self.collective_dtype!r}")
         if self.kv_page_format not in PAGE_FORMATS:
             raise EngineError(f"EngineOptions.kv_page_format must be one of "
                               f"{', '.join(f.name for f in PAGE_FORMATS)} (the attention kernels' page formats), "

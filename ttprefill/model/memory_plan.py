@@ -26,7 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ttprefill.device.program import DataFormat
 from ttprefill.hw import DRAM_BANKS, DRAM_BYTES_PER_CHIP
+from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
+from ttprefill.model.collective_dtype import CollectiveDtype
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, TensorParallelPlan
 from ttprefill.model.weights import parameter_shapes
@@ -160,7 +163,8 @@ def _block_temporaries(cfg: ModelConfig, chunk_tokens: int, gdn_chunk: int | Non
 
 def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
                      block_tokens: int | None = None, *, mesh_shape: tuple[int, int] = (1, 1),
-                     scheme: str = DEFAULT_SCHEME) -> int:
+                     scheme: str = DEFAULT_SCHEME,
+                     collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE) -> int:
     """A chunk's device working set on each chip, at its peak: the end of the largest block, when all of the
     block's temporaries are live (the device stack frees them together when the block ends). Always: the
     chunk's residual rows and the normed rows the chunk keeps for the next block (device_stack forward), the
@@ -173,6 +177,8 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
                       one per mesh axis with more than one chip), the partial sum [T padded, hidden] and the
                       reduce_scatter's outputs (rows first: [T padded / mesh rows, hidden], then
                       [T padded / chips, hidden]).
+    On a mesh the normed rows and gathers are in collective_dtype's gather format (reduce_scatter scheme), the
+    partial sums and the reductions' outputs in its reduce format (model/collective_dtype.py); the rest bf16.
     T counts in whole tile rows."""
     from ttprefill.model.tensor_parallel import TokenShards
 
@@ -181,16 +187,22 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
     cfg = config
     if chips > 1:  # a split the model does not allow raises the plan's TensorParallelError, which names the sizes
         cfg = TensorParallelPlan(config, chips, scheme).chip_config(0)
-    row_bytes = _tiles(TILE, config.hidden_size) * TILE_BYTES["bf16"] // TILE  # one bf16 row of hidden, tiled
+    def row_bytes(fmt) -> int:  # one row of hidden, tiled
+        return _tiles(TILE, config.hidden_size) * fmt.tile_bytes // TILE
+
+    bf16 = row_bytes(DataFormat.Float16_b)
+    gather = row_bytes(collective_dtype.format("gather"))
+    reduce = row_bytes(collective_dtype.format("reduce")) if chips > 1 else bf16
     temporaries = _block_temporaries(cfg, chunk_tokens, gdn_chunk, block_tokens)
     rows = -(-chunk_tokens // TILE) * TILE
-    if chips == 1 or scheme == "all_reduce":
+    if chips == 1 or scheme == "all_reduce":  # residual and normed rows bf16; the partial sum and its all_reduce
         collective = rows if chips > 1 else 0
-        return (3 * rows + collective) * row_bytes + temporaries
+        return 2 * rows * bf16 + (rows + collective) * reduce + temporaries
     split = TokenShards(chunk_tokens, chips)
     gathered = ([split.rows * mesh_cols] if mesh_cols > 1 else []) + ([split.padded] if mesh_rows > 1 else [])
     scattered = ([split.padded // mesh_rows] if mesh_rows > 1 else []) + ([split.rows] if mesh_cols > 1 else [])
-    return (2 * split.rows + sum(gathered) + split.padded + sum(scattered)) * row_bytes + temporaries
+    return (split.rows * bf16 + (split.rows + sum(gathered)) * gather + (split.padded + sum(scattered)) * reduce
+            + temporaries)
 
 
 @dataclass(frozen=True)
@@ -232,7 +244,8 @@ class MemoryPlan:
 def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: int, chunk_tokens: int,
                 chips: int = 1, rope_positions: int = 0, gdn_chunk: int | None = None,
                 block_tokens: int | None = None, kv_pages: int = 0, mesh_shape: tuple[int, int] | None = None,
-                scheme: str = DEFAULT_SCHEME) -> MemoryPlan:
+                scheme: str = DEFAULT_SCHEME,
+                collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE) -> MemoryPlan:
     """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel, a mesh
     of `mesh_shape`, (1, chips) when None, under collective `scheme`); a chunk's activations and its GDN
     checkpoint tensors as a chip holds them (activation_bytes; checkpoint_read_bytes of the chip's heads). A GDN
@@ -252,7 +265,7 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
         "cache": -(-cache_budget_bytes // chips),
         "gdn_states": state_bytes(chip),  # the chip's heads (q/k heads shared by chips are held by each)
         "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens, mesh_shape=mesh_shape,
-                                        scheme=scheme),
+                                        scheme=scheme, collective_dtype=collective_dtype),
         "checkpoint_reads": checkpoint_read_bytes(chip, chunk_tokens, gdn_chunk, block_tokens),
         "input_buffer": input_buffer_bytes(config, chunk_tokens),
         "rope_tables": rope_table_bytes(config, rope_positions),

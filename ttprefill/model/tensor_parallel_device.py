@@ -50,6 +50,8 @@ import numpy as np
 
 from ttprefill.device.program import DataFormat
 from ttprefill.device.tensor import DeviceTensor
+from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
+from ttprefill.model.collective_dtype import CollectiveDtype
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.tensor_parallel import (
     DEFAULT_SCHEME,
@@ -125,6 +127,7 @@ class OneChip:
 
     chips = copies = 1
     scheme = DEFAULT_SCHEME
+    collective_dtype = CollectiveDtype("bf16", "bf16")  # what collectives carry (EngineOptions'); none on one chip
 
     def __init__(self, config: ModelConfig):
         self.config = self.chip_config = config
@@ -139,6 +142,18 @@ class OneChip:
     def padded_tokens(self, tokens: int) -> int:
         """Rows of a chunk's gathered activations and of the partial sums a row-parallel projection leaves."""
         return TokenShards(tokens, self.chips).padded if self.splits_tokens else tokens
+
+    @property
+    def gather_format(self) -> DataFormat:
+        """Format of the normed rows a block's column-parallel projections read: the gather's when the stream is
+        split by tokens, else bf16 (nothing is gathered)."""
+        return self.collective_dtype.format("gather") if self.splits_tokens else BF16
+
+    @property
+    def partial_format(self) -> DataFormat:
+        """Format of a row-parallel projection's partial sums and of their reduction: the reduction's on a mesh,
+        else bf16 (nothing is reduced)."""
+        return self.collective_dtype.format("reduce") if self.chips > 1 else BF16
 
     def residual_rows(self, tokens: int) -> int:
         """Rows of a chunk's residual stream on each chip."""
@@ -261,7 +276,8 @@ class _ShardReader:
 class MeshSplit(OneChip):
     """The model split over every chip of a mesh (chips in row-major order, as TensorParallelPlan counts them)."""
 
-    def __init__(self, config: ModelConfig, mesh, scheme: str = DEFAULT_SCHEME):
+    def __init__(self, config: ModelConfig, mesh, scheme: str = DEFAULT_SCHEME,
+                 collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE):
         from ttprefill.device.mesh_placement import shard_placements
 
         rows, cols = mesh.capabilities.mesh_shape
@@ -273,7 +289,7 @@ class MeshSplit(OneChip):
                 "(backend sim)")
         # names the mesh sizes that work when it cannot split, and the schemes when the scheme is unknown
         self.plan = TensorParallelPlan(config, rows * cols, scheme)
-        self.scheme = scheme
+        self.scheme, self.collective_dtype = scheme, _checked_dtype(collective_dtype)
         self.mesh, self.config = mesh, config
         self.chips = self.copies = rows * cols
         self.vocab_rows = [len(s.vocab) for s in self.plan.shards]
@@ -395,17 +411,20 @@ class CollectiveShapes(OneChip):
     residual stream and the outputs of the split's collectives allocated as a chip of `chips` has them, the
     collectives themselves not run (the bench times them with the Ethernet model)."""
 
-    def __init__(self, config: ModelConfig, chips: int, scheme: str = DEFAULT_SCHEME):
+    def __init__(self, config: ModelConfig, chips: int, scheme: str = DEFAULT_SCHEME,
+                 collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE):
         super().__init__(config)
         TensorParallelPlan(config, 1, scheme)  # refuses an unknown scheme, naming the ones there are
-        self.chips, self.scheme = chips, scheme
+        self.chips, self.scheme, self.collective_dtype = chips, scheme, _checked_dtype(collective_dtype)
 
     def gather(self, scratch, normed):
-        return scratch.alloc((normed.shape[0] * self.chips, normed.shape[1])) if self.splits_tokens else normed
+        if self.splits_tokens:
+            return scratch.alloc((normed.shape[0] * self.chips, normed.shape[1]), normed.data_format)
+        return normed
 
     def reduce(self, scratch, partial):
         if self.splits_tokens:
-            return scratch.alloc((partial.shape[0] // self.chips, partial.shape[1]))
+            return scratch.alloc((partial.shape[0] // self.chips, partial.shape[1]), partial.data_format)
         return partial
 
 
@@ -415,7 +434,16 @@ def scatter_axes(mesh_shape: tuple[int, int]) -> list[int]:
     return [a for a in (0, 1) if mesh_shape[a] > 1]
 
 
-def chip_split(config: ModelConfig, device, scheme: str = DEFAULT_SCHEME) -> OneChip:
-    """The split for `device`: one chip, or every chip of its mesh under collective `scheme`."""
+def chip_split(config: ModelConfig, device, scheme: str = DEFAULT_SCHEME,
+               collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE) -> OneChip:
+    """The split for `device`: one chip, or every chip of its mesh under collective `scheme`, its collectives
+    carrying `collective_dtype`."""
     rows, cols = device.capabilities.mesh_shape
-    return OneChip(config) if rows * cols == 1 else MeshSplit(config, device, scheme)
+    return OneChip(config) if rows * cols == 1 else MeshSplit(config, device, scheme, collective_dtype)
+
+
+def _checked_dtype(collective_dtype) -> CollectiveDtype:
+    if not isinstance(collective_dtype, CollectiveDtype):
+        raise TensorParallelError(f"collective_dtype must be a CollectiveDtype (model/collective_dtype.py; "
+                                  f"CollectiveDtype.parse('bfp8') or 'gather=bfp8,reduce=bf16'), got {collective_dtype!r}")
+    return collective_dtype
