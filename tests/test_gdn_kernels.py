@@ -715,6 +715,26 @@ def test_modeled_scan_cycles_regression_guard():
     assert out["scan_bound_fraction"] > 0.23
 
 
+def test_scan_modeled_cycles_at_the_9b_tensor_parallel_shape():
+    """Regression guard, modeled and deterministic: the scan of the 9B layer split over two chips (8 q/k,
+    16 v heads) on a 2048-token chunk with checkpoints every 256 tokens, as the engine runs it: the
+    pipelined form. Timing model 2.4, central: 26,739 + 616,964 cycles (the fused form it replaced took
+    26,739 + 838,744)."""
+    from ttprefill.device.sim_device import SimDevice
+
+    dims, T, chunk = gdn.GdnDims(8, 16, 128, 128), 2048, 64
+    ck = [p // chunk - 1 for p in range(256, T, 256)] + [T // chunk - 1]
+    dev = SimDevice(timing_only=True)
+    t = gdn.allocate_layer_tensors(dev, dims, T, chunk, len(ck))
+    try:
+        reports = [dev.run(p) for p in gdn.layer_programs(dev, dims, T, chunk, t, ck)]
+    finally:
+        gdn.free_layer_tensors(dev, t)
+    scan = {r.program.split("_T")[0]: r.cycles for r in reports if "scan" in r.program or "vectors" in r.program}
+    assert set(scan) == {"gdn_gate_vectors", "gdn_scan_pipelined"}
+    assert sum(scan.values()) < 1.03 * (26_739 + 616_964), scan
+
+
 def test_scan_share_of_its_bound_at_8k():
     """Regression guard, modeled and deterministic: the 27B shape's scan (gate vectors + fused scan) at
     8192 tokens, as a share of its FPU+DRAM bound (roofline). Timing model 2.3 at its central setting gives
