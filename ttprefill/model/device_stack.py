@@ -12,7 +12,9 @@ Per layer, in programs:
                and k_norm (strided rms_norm), RoPE in place, split_heads (ops/layout) of Q, gate, K, V,
                kv_cache_write, flash attention with the output gate fused, merge_heads, o_proj, residual add +
                the MLP's norm
-    MLP        gate_proj, up_proj, silu_mul, down_proj, residual add + the next layer's input norm
+    MLP        gate_proj and up_proj as one projection with silu(gate) * up applied before packing (ops/linear
+               swiglu: one resident weight, their tile columns paired), down_proj, residual add + the next
+               layer's input norm
 The residual add that ends a block and the next block's RMSNorm are one program (ops/norm add_rms_norm): the
 chunk keeps the normed rows for the next block. Only the first layer's input norm runs alone, and the last
 MLP ends with a plain add (the final norm reads only the last token's tile row).
@@ -44,6 +46,7 @@ import torch
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.device.tensor import DeviceTensor
 from ttprefill.model.config import ModelConfig
+from ttprefill.model.interleave import Interleaver
 from ttprefill.model.stack import ChunkContext, ModelState, attention_scale
 from ttprefill.model.weights import layer_prefix
 
@@ -115,8 +118,7 @@ class AttentionWeights:
 class LayerWeights:
     input_norm: object
     post_norm: object
-    gate_proj: object
-    up_proj: object
+    gate_up: object             # gate_proj and up_proj rows paired tile by tile (swiglu.pair_gate_up): one program
     down_proj: object
     mixer: GdnWeights | AttentionWeights
 
@@ -181,6 +183,7 @@ def zba_columns(v_heads: int, value_dim: int) -> tuple[int, int, int]:
 def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeights:
     """Layer i's weights resident on the device (values when src has arrays, shapes otherwise)."""
     from ttprefill.ops.gdn import broadcast_rows, conv_tap_rows
+    from ttprefill.ops.linear.swiglu import pair_gate_up, paired_width
 
     cfg, p, have = config, layer_prefix(i), src.weights is not None
     H, I = cfg.hidden_size, cfg.intermediate_size
@@ -217,7 +220,8 @@ def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeight
             src.tensor(vec_rows("dt_bias", HV), FP32), src.tensor(vec_rows("A_log", HV), FP32),
             src.tensor(vec_rows("norm.weight", V), FP32))
     return LayerWeights(norm("input_layernorm.weight", H), norm("post_attention_layernorm.weight", H),
-                        dense("mlp.gate_proj.weight", (I, H)), dense("mlp.up_proj.weight", (I, H)),
+                        src.dense(pair_gate_up(src.array(p + "mlp.gate_proj.weight"), src.array(p + "mlp.up_proj.weight"))
+                                  if have else (paired_width(I), H)),
                         dense("mlp.down_proj.weight", (H, I)), mixer)
 
 
@@ -335,8 +339,21 @@ class PrefetchedInput:
     state: ModelState
     start: int
     tokens: np.ndarray
-    x: object  # the Residual split.embed made
+    xs: list  # the Residuals split.embed made, one a micro-batch
     buffer: InputBuffer
+
+
+@dataclass
+class MicroBatch:
+    """One micro-batch of a chunk (model/micro_batches.py): its residual stream and normed rows, its tokens' place
+    in the chunk (`first`), the context it runs with (its own start and length, the request's pages) and the GDN
+    checkpoint offsets that fall in it, counted from its own start."""
+
+    x: object  # Residual
+    normed: DeviceTensor
+    first: int
+    context: ChunkContext
+    offsets: tuple[int, ...]
 
 
 class PendingReads:
@@ -361,6 +378,10 @@ class PendingReads:
             f()
 
 
+def _no_pause() -> None:
+    pass
+
+
 class LayerRunner:
     """One layer's programs on device tensors: the piece the stack and the TTFT benchmark share."""
 
@@ -377,6 +398,9 @@ class LayerRunner:
         self.gdn_chunk, self.gdn_fidelity = gdn_chunk, gdn_fidelity
         self.attention_config = FlashAttentionConfig(math_fidelity=attention_fidelity)
         self.matmul_fidelity = matmul_fidelity if matmul_fidelity is not None else ProjectionFidelity()
+        # Called at a block's phase points (after its gather, its first projection, its reduce-scatter), where
+        # DeviceStack.forward lets another micro-batch issue its next piece (model/interleave.py); a no-op else.
+        self.pause = _no_pause
 
     def r(self, kind):
         return _KindReports(self.times, kind)
@@ -411,8 +435,11 @@ class LayerRunner:
         normed: the rows already normed with w (by the add that ended the block before), so only the gather."""
         from ttprefill.model.tensor_parallel_device import first_rows
 
-        h = normed if normed is not None else self.norm(s, x.rows, w, out=s.alloc(x.rows.shape))
-        return first_rows(self.split.gather(s, h), x.tokens)
+        if normed is None:  # in the format the gather carries (bf16 when nothing is gathered)
+            normed = self.norm(s, x.rows, w, out=s.alloc(x.rows.shape, self.split.gather_format))
+        gathered = first_rows(self.split.gather(s, normed), x.tokens)
+        self.pause()
+        return gathered
 
     def block_output(self, s: Scratch, x: "Residual", a, w, role: str, normed=None, next_norm=None) -> None:
         """A block's row-parallel projection a @ w, the collective that sums its partial outputs over the chips
@@ -424,10 +451,12 @@ class LayerRunner:
         # The rows past a's are the padding of the reduce_scatter split: no program writes them, and they go
         # into the last chip's residual rows, so they must hold zeros.
         rows = self.split.padded_tokens(x.tokens)
-        partial = s.alloc((rows, w.n_out), zeroed=rows > a.shape[0])
-        linear(self.device, a, w, first_rows(partial, a.shape[0]), fidelity=self.matmul_fidelity.of(role),
-               reports=self.r("matmul"))
+        fmt = self.split.partial_format  # bfp8 partial sums are accumulated in fp32 and packed once
+        partial = s.alloc((rows, w.n_out), fmt, zeroed=rows > a.shape[0])
+        linear(self.device, a, w, first_rows(partial, a.shape[0]), out_format=fmt, fp32_acc=fmt is DataFormat.Bfp8_b,
+               fidelity=self.matmul_fidelity.of(role), reports=self.r("matmul"))
         total = self.split.reduce(s, partial)
+        self.pause()
         if normed is not None and next_norm is not None:
             self.add_norm(x.rows, total, next_norm, normed)
         else:
@@ -440,13 +469,15 @@ class LayerRunner:
     # plain add.
     def mlp_block(self, s: Scratch, x, lw: LayerWeights, normed=None, next_norm=None) -> None:
         from ttprefill.model.tensor_parallel_device import as_residual
-        from ttprefill.ops.eltwise import silu_mul
+        from ttprefill.ops.linear.swiglu import linear_swiglu
 
         x = as_residual(x)
         h = self.block_input(s, x, lw.post_norm, normed)
-        gate, up = self.linear(s, h, lw.gate_proj, "mlp_gate_up"), self.linear(s, h, lw.up_proj, "mlp_gate_up")
-        silu_mul(self.device, gate, up, out=gate, reports=self.r("rest"))
-        self.block_output(s, x, gate, lw.down_proj, "mlp_down", normed, next_norm)
+        # silu(h Wg^T) * (h Wu^T) in one program: the SwiGLU runs in the matmul's compute kernel
+        act = linear_swiglu(self.device, h, lw.gate_up, s.alloc((h.shape[0], lw.down_proj.k_in)),
+                            fidelity=self.matmul_fidelity.of("mlp_gate_up"), reports=self.r("matmul"))
+        self.pause()
+        self.block_output(s, x, act, lw.down_proj, "mlp_down", normed, next_norm)
 
     def gdn_block(self, s: Scratch, x, lw: LayerWeights, state: GdnDeviceState,
                   checkpoints: tuple[int, ...] = (), normed=None) -> "GdnCheckpointTensors | None":
@@ -477,6 +508,7 @@ class LayerRunner:
         h = self.block_input(s, x, lw.input_norm, normed)
         # z, b and a from one projection: the gated norm reads z at its columns 0.., the gates b and a at theirs
         qkv, z = self.linear(s, h, w.in_qkv, "gdn_in"), self.linear(s, h, w.in_zba, "gdn_in")
+        self.pause()  # the scan's tensors are made after it: another micro-batch's scan may swap `state` first
         b_tile, a_tile, _ = zba_columns(dims.v_heads, dims.value_dim)
         b, a = HeadColumns(z, b_tile), HeadColumns(z, a_tile)
         hv, C = dims.v_heads, dims.conv_channels
@@ -517,6 +549,7 @@ class LayerRunner:
         Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
         h = self.block_input(s, x, lw.input_norm, normed)
         qkv = self.linear(s, h, w.qkv, "attention_in")
+        self.pause()
         q = self.norm(s, qkv, w.q_norm, group_width=D, groups=Hq, group_stride=2 * D,
                       out=s.alloc((T, Hq * D)))
         k = self.norm(s, qkv, w.k_norm, group_width=D, groups=Hkv, group_stride=D, x_col0=Hq * 2 * D,
@@ -569,7 +602,10 @@ class DeviceStack:
     def __init__(self, config: ModelConfig, weights: dict[str, np.ndarray], device, *, num_pages: int,
                  page_tokens: int, weight_format: str, gdn_chunk: int, gdn_fidelity: MathFidelity,
                  attention_fidelity: MathFidelity, page_format: DataFormat, matmul_fidelity=None,
-                 tp_scheme: str | None = None):
+                 tp_scheme: str | None = None, micro_batches: int = 1, collective_dtype=None):
+        from ttprefill.model.micro_batches import check_micro_batches
+        from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
+        from ttprefill.model.tensor_parallel import DEFAULT_SCHEME
         from ttprefill.model.tensor_parallel_device import chip_split
         from ttprefill.ops.attention import KVCache
         from ttprefill.ops.linear import ChunkedDenseWeight
@@ -579,9 +615,13 @@ class DeviceStack:
         if page_tokens % TILE:
             raise DeviceStackError(f"pages of {page_tokens} tokens: the device keeps K/V in whole 32-token tiles")
         self.config, self.device = config, device
+        # a chunk's micro-batches (model/micro_batches.py); refused here unless 1 or 2
+        self.micro_batches = check_micro_batches(micro_batches)
         # what one chip holds and runs; `copies`: the chips an upload writes (a per-chip tensor's bytes times it)
-        # tp_scheme: how a mesh's chips sum their partial outputs (model/tensor_parallel.py SCHEMES; None: its default)
-        self.split = chip_split(config, device, *([tp_scheme] if tp_scheme else []))
+        # tp_scheme: how a mesh's chips sum their partial outputs (model/tensor_parallel.py SCHEMES; None: its default);
+        # collective_dtype: what the collectives carry (model/collective_dtype.py; None: its default)
+        self.split = chip_split(config, device, tp_scheme or DEFAULT_SCHEME,
+                                collective_dtype or DEFAULT_COLLECTIVE_DTYPE)
         self.chip_config, self.copies = self.split.chip_config, self.split.copies
         self.times, self.traffic, self.setup = OpTimes(), ChunkTraffic(), ChunkTraffic()
         self.rope = None
@@ -624,6 +664,13 @@ class DeviceStack:
             except Exception:
                 self.free()
                 raise
+        # A card runs micro-batches' collectives on a sub-device of their own beside the programs' (TTDevice);
+        # the simulator's collectives are timed apart from the programs, only the programs' grid changes there.
+        self._sub_devices = self.micro_batches > 1 and self.split.chips > 1 and hasattr(device, "open_sub_devices")
+        if self._sub_devices:
+            from ttprefill.device.sub_device_timing import compute_sub_device_cores
+
+            device.open_sub_devices(compute_sub_device_cores()[1])
 
     @property
     def modeled_s(self) -> float:
@@ -694,6 +741,9 @@ class DeviceStack:
             self.rope.free()
             self.rope = None
         self.src.free()
+        if getattr(self, "_sub_devices", False):
+            self.device.close_sub_devices()
+            self._sub_devices = False
 
     # ---- one chunk
     @torch.no_grad()
@@ -722,49 +772,99 @@ class DeviceStack:
         if end_shared:
             offsets += (T,)
         state.checkpoints = {p: ModelState(p) for p in context.checkpoints}
+        bounds = self._micro_batch_bounds(T)
         s = Scratch(self.device)
         reads = PendingReads(self.device)
         try:
-            x = self._chunk_input(s, state, context.start, tokens)
-            if next_tokens is not None and self.overlap_transfers:
-                self._prefetch(state, context.end, next_tokens)
-            table = rope = None
-            if cfg.attention_layers:
-                table = self._page_table(state, context)
-                rope = self._rope_tables(context)
-            # Each block's temporaries are freed when it ends: a chunk holds x, the next block's normed input
-            # (written by the add + norm that ends each block but the last) and one block's working set.
-            normed = s.alloc(x.rows.shape)
-            self.runner.norm(s, x.rows, self.layers[0].input_norm, out=normed)
-            for i, lw in enumerate(self.layers):
-                if cfg.is_attention_layer(i):
-                    self._block(self.runner.attention_block, x, lw, self.kv[i], table, context, rope, normed)
-                else:
-                    self._block(self._gdn_block, x, lw, states[i], i, offsets, state, s, reads, normed)
-                next_norm = self.layers[i + 1].input_norm if i + 1 < len(self.layers) else None
-                self._block(self.runner.mlp_block, x, lw, normed, next_norm)
-            reads.wait()  # the host's checkpoint store needs the chunk's states
-            state.num_tokens += T
-            if sync_end and not end_shared:
-                self.sync_to_host(state)
-            return self._last_logits(s, x) if need_logits else None
+            with self._compute_grid():
+                return self._run_chunk(s, reads, tokens, state, context, states, offsets, bounds, end_shared,
+                                       need_logits, sync_end, next_tokens)
         finally:
             s.free()
 
+    def _run_chunk(self, s: Scratch, reads: PendingReads, tokens, state: ModelState, context: ChunkContext,
+                   states: dict, offsets: tuple[int, ...], bounds, end_shared: bool, need_logits: bool,
+                   sync_end: bool, next_tokens):
+        """forward's work once its checks are done: on the compute grid, its tensors in `s`."""
+        cfg, T = self.config, len(tokens)
+        xs = self._chunk_input(s, state, context.start, tokens, bounds)
+        if next_tokens is not None and self.overlap_transfers:
+            self._prefetch(state, context.end, next_tokens)
+        table = rope = None
+        if cfg.attention_layers:
+            table = self._page_table(state, context)
+            rope = self._rope_tables(context)
+        # Each micro-batch (one, or halves A and B) keeps its x and the next block's normed input (written by
+        # the add + norm that ends each block but the last); each block's temporaries are freed when it ends.
+        # A checkpoint at A's end is A's end state; B's GDN blocks start from the state A's left, its attention
+        # reads A's K/V from the pages.
+        batches = [MicroBatch(x, s.alloc(x.rows.shape, self.split.gather_format), first,
+                              ChunkContext(context.start + first, n, context.page_table),
+                              tuple(o - first for o in offsets if first < o <= first + n))
+                   for x, (first, n) in zip(xs, bounds)]
+
+        def layers(b: MicroBatch) -> None:
+            self.runner.norm(s, b.x.rows, self.layers[0].input_norm, out=b.normed)
+            for i, lw in enumerate(self.layers):
+                if cfg.is_attention_layer(i):
+                    self._block(self.runner.attention_block, b.x, lw, self.kv[i], table, b.context, rope,
+                                b.normed)
+                else:
+                    self._block(self._gdn_block, b.x, lw, states[i], i, b.offsets, state, s, reads, b.normed,
+                                b.first, T)
+                next_norm = self.layers[i + 1].input_norm if i + 1 < len(self.layers) else None
+                self._block(self.runner.mlp_block, b.x, lw, b.normed, next_norm)
+
+        # Two micro-batches are issued interleaved at the blocks' phase points, B half a block behind A
+        # (model/interleave.py): B's blocks of a layer come after A's, so B's attention finds A's K/V in the
+        # pages and B's scan the state A's left; on a mesh the programs keep the grid the collectives leave.
+        interleaver = Interleaver()
+        self.runner.pause = interleaver.pause
+        try:
+            interleaver.run([lambda b=b: layers(b) for b in batches])
+        finally:
+            self.runner.pause = _no_pause
+        reads.wait()  # the host's checkpoint store needs the chunk's states
+        state.num_tokens += T
+        if sync_end and not end_shared:
+            self.sync_to_host(state)
+        return self._last_logits(s, batches[-1].x) if need_logits else None
+
+    def _compute_grid(self):
+        """The worker grid a chunk's programs are planned on: with micro-batches on a mesh, the compute
+        sub-device's (the collectives run beside the programs on the cores below it; a chunk too short to split
+        runs there too); else the whole grid."""
+        from contextlib import nullcontext
+
+        from ttprefill.device.sub_device_timing import compute_sub_device_cores
+        from ttprefill.hw import compute_sub_device
+
+        if self.micro_batches < 2 or self.split.chips < 2:
+            return nullcontext()
+        return compute_sub_device(*compute_sub_device_cores())
+
+    def _micro_batch_bounds(self, tokens: int) -> list[tuple[int, int]]:
+        from ttprefill.model.micro_batches import micro_batch_bounds
+
+        return micro_batch_bounds(tokens, self.micro_batches, self.runner.gdn_chunk)
+
     def _gdn_block(self, s: Scratch, x, lw: LayerWeights, dev_state: GdnDeviceState, layer: int,
                    offsets: tuple[int, ...], state: ModelState, chunk: Scratch, reads: PendingReads,
-                   normed=None) -> None:
-        """A GDN block; the states at the chunk's checkpoints come up into state.checkpoints, the one at its end
-        (offset T, when asked for) into `state` itself: read beside the later blocks, their tensors held in the
-        chunk's scratch until the chunk ends (or read at once when overlap_transfers is off)."""
+                   normed=None, first: int = 0, chunk_tokens: int | None = None) -> None:
+        """A GDN block of the micro-batch `first` tokens into a chunk of `chunk_tokens` (the whole chunk: 0 and
+        None); offsets count from the micro-batch's start. The states at the chunk's checkpoints come up into
+        state.checkpoints, the one at its end (when asked for) into `state` itself: read beside the later blocks,
+        their tensors held in the chunk's scratch until the chunk ends (or read at once when overlap_transfers is
+        off)."""
         kept = self.runner.gdn_block(s, x, lw, dev_state, offsets, normed)
         if kept is None:
             return
-        start, T = state.num_tokens, x.tokens
+        start = state.num_tokens + first
+        end = state.num_tokens + (x.tokens if chunk_tokens is None else chunk_tokens)
 
         def store() -> None:
             for offset, (conv, rec) in self.split.download_checkpoints(self.device, kept).items():
-                checkpoint = state if offset == T else state.checkpoints[start + offset]
+                checkpoint = state if start + offset == end else state.checkpoints[start + offset]
                 checkpoint.conv_states[layer] = torch.from_numpy(conv)
                 shape = state.recurrent_states[layer].shape
                 checkpoint.recurrent_states[layer] = torch.from_numpy(rec.reshape(shape))
@@ -778,19 +878,25 @@ class DeviceStack:
         chunk.tensors += held
         reads.issue(held, store)
 
-    def _chunk_input(self, s: Scratch, state: ModelState, start: int, tokens: np.ndarray):
-        """The chunk's residual stream: the embeddings uploaded ahead for it (their buffer joins the chunk's
-        scratch), or uploaded now."""
+    def _chunk_input(self, s: Scratch, state: ModelState, start: int, tokens: np.ndarray, bounds) -> list:
+        """The residual stream of each of the chunk's micro-batches (bounds: their first token and length): the
+        embeddings uploaded ahead for it (their buffer joins the chunk's scratch), or uploaded now."""
         ahead = self._prefetched.pop(id(state), None)
         if ahead is not None and ahead.state is state and ahead.start == start and np.array_equal(ahead.tokens,
                                                                                                   tokens):
             s.tensors += ahead.buffer.tensors
-            return ahead.x
+            return ahead.xs
         if ahead is not None:
             ahead.buffer.free()
-        x = self.split.embed(s, self.embed[tokens])  # replicated, or each chip its rows (reduce_scatter)
-        self.traffic.add("down", "embeddings", x.rows.nbytes * self.copies)
-        return x
+        return self._embed(s, tokens, bounds)
+
+    def _embed(self, scratch: Scratch, tokens: np.ndarray, bounds) -> list:
+        """Each micro-batch's embeddings as its residual stream: replicated, or each chip its rows of the
+        micro-batch (reduce_scatter, which splits each micro-batch over the chips as it would a chunk)."""
+        xs = [self.split.embed(scratch, self.embed[tokens[first:first + n]]) for first, n in bounds]
+        for x in xs:
+            self.traffic.add("down", "embeddings", x.rows.nbytes * self.copies)
+        return xs
 
     def _prefetch(self, state: ModelState, start: int, tokens) -> None:
         """The request's next chunk's embeddings into a second input buffer, beside this chunk's programs (its
@@ -800,12 +906,11 @@ class DeviceStack:
             return  # nothing to upload ahead; its forward refuses bad ids
         buffer = InputBuffer(self.device)
         try:
-            x = self.split.embed(buffer, self.embed[tokens])
+            xs = self._embed(buffer, tokens, self._micro_batch_bounds(len(tokens)))
         except Exception:
             buffer.free()
             raise
-        self.traffic.add("down", "embeddings", x.rows.nbytes * self.copies)
-        self._prefetched[id(state)] = PrefetchedInput(state, start, tokens, x, buffer)
+        self._prefetched[id(state)] = PrefetchedInput(state, start, tokens, xs, buffer)
 
     def _page_table(self, state: ModelState, context: ChunkContext):
         """The request's resident page table, its entries up to the chunk's last page brought up to date (only
