@@ -94,14 +94,19 @@ def test_the_device_stack_runs_every_projection_at_its_roles_fidelity(monkeypatc
     from ttprefill.model.config import get_preset
     from ttprefill.model.weights import random_weights
 
+    import ttprefill.ops.linear.swiglu as swiglu_module
+
     calls = []
-    original = linear_module.linear
 
-    def spy(device, x, weight, *args, **kwargs):
-        calls.append((id(weight), kwargs.get("fidelity")))
-        return original(device, x, weight, *args, **kwargs)
+    def spying(original):
+        def spy(device, x, weight, *args, **kwargs):
+            calls.append((id(weight), kwargs.get("fidelity")))
+            return original(device, x, weight, *args, **kwargs)
+        return spy
 
-    monkeypatch.setattr(linear_module, "linear", spy)
+    monkeypatch.setattr(linear_module, "linear", spying(linear_module.linear))
+    # the MLP's gate | up projection with its SwiGLU
+    monkeypatch.setattr(swiglu_module, "linear_swiglu", spying(swiglu_module.linear_swiglu))
     config = get_preset("tiny")
     chosen = ProjectionFidelity(mlp_gate_up=MathFidelity.LoFi, mlp_down=MathFidelity.HiFi3,
                                 gdn_in=MathFidelity.HiFi4, gdn_out=MathFidelity.LoFi,
@@ -113,7 +118,7 @@ def test_the_device_stack_runs_every_projection_at_its_roles_fidelity(monkeypatc
     stack = engine.mixers
     want = {}
     for lw in stack.layers:
-        want.update({id(lw.gate_proj): "mlp_gate_up", id(lw.up_proj): "mlp_gate_up", id(lw.down_proj): "mlp_down"})
+        want.update({id(lw.gate_up): "mlp_gate_up", id(lw.down_proj): "mlp_down"})
         m = lw.mixer
         if hasattr(m, "in_qkv"):
             want.update({id(w): "gdn_in" for w in (m.in_qkv, m.in_zba)})
