@@ -14,7 +14,8 @@ prefix cache reuses attention pages and GDN checkpoints across requests: a reque
 longest cached prefix that ends on a checkpoint, and publishes its own blocks and checkpoints as it
 goes. The scheduler does that bookkeeping with the cache; the engine turns GDN state into checkpoint
 payloads and back. A failed request is aborted in the cache (its pages freed, its pins dropped), so
-the cache stays consistent, and the engine goes on with the others. Settings: EngineOptions.
+the cache stays consistent, and the engine goes on with the others. Settings: EngineOptions. An engine that
+opened its device itself closes it (close(), or `with Engine(...) as engine:`); a device passed in stays open.
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ class Engine:
         num_pages = self.cache.allocator.num_pages
         self.backend = backend
         self.on_device = backend in DEVICE_BACKENDS
+        # Without a device or another engine's stack, make_mixers opens the device: this engine closes it (close).
+        self._owns_device = self.on_device and device is None and mixers is None
         if self.on_device:
             # One DeviceStack holds the weights, K/V pools and live states; an engine may share another's.
             self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device,
@@ -131,11 +134,30 @@ class Engine:
         else:
             self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device)
             self.model = HybridStack(config, weights, self.mixers)
-        self.scheduler = chunk_scheduler(self.cache, o)
+        try:
+            self.scheduler = chunk_scheduler(self.cache, o)
+        except BaseException:
+            self.close()
+            raise
         self._ids = itertools.count(1)
         self._running: dict[str, _Running] = {}
         self.results: dict[str, PrefillResult] = {}
         self.failures: dict[str, BaseException] = {}
+
+    def close(self) -> None:
+        """Closes the device this engine opened (a card's mesh and its fabric; nothing on the simulator). A device
+        passed in, or another engine's stack, stays open: whoever opened it closes it. Safe to call twice."""
+        if self._owns_device:
+            from ttprefill.device.backends import close_device
+
+            self._owns_device = False
+            close_device(self.model.device)
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @classmethod
     def from_preset(cls, name: str = "tiny", *, seed: int = 0, **kw) -> "Engine":
@@ -359,7 +381,8 @@ def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 
         plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
                     chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=pages * options.block_tokens,
                     gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens, kv_pages=pages,
-                    mesh_shape=mesh_shape, scheme=options.tp_scheme).check()
+                    mesh_shape=mesh_shape, scheme=options.tp_scheme,
+                    collective_dtype=options.collective_dtype).check()
     except MemoryPlanError as error:
         raise EngineError(f"{config.name} {error}") from None
 
@@ -371,7 +394,7 @@ def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: Engi
     if backend == "torch":
         return HostMixers(config, num_pages, options.block_tokens, options.gdn_chunk)
     if backend in DEVICE_BACKENDS:
-        from ttprefill.device.backends import open_device
+        from ttprefill.device.backends import close_device, open_device
         from ttprefill.model.device_stack import DeviceStack
         from ttprefill.ops.gdn import CONV_WIDTH, GdnShapeError
 
@@ -386,10 +409,17 @@ def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: Engi
                                   "run it with --backend torch") from None
         if weights is None:
             raise EngineError("the device backends run the whole model: pass the weights (Engine does)")
-        return DeviceStack(config, weights, device if device is not None else open_device(backend),
-                           num_pages=num_pages, page_tokens=options.block_tokens,
-                           weight_format=options.weight_format, gdn_chunk=options.gdn_chunk,
-                           gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
-                           page_format=options.kv_page_format, matmul_fidelity=options.matmul_fidelity,
-                           tp_scheme=options.tp_scheme)
+        opened = device is None
+        device = open_device(backend) if opened else device
+        try:
+            return DeviceStack(config, weights, device, num_pages=num_pages, page_tokens=options.block_tokens,
+                               weight_format=options.weight_format, gdn_chunk=options.gdn_chunk,
+                               gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
+                               page_format=options.kv_page_format, matmul_fidelity=options.matmul_fidelity,
+                               tp_scheme=options.tp_scheme, micro_batches=options.micro_batches,
+                               collective_dtype=options.collective_dtype)
+        except BaseException:
+            if opened:  # nobody else holds it: a card's mesh is not left open behind the error
+                close_device(device)
+            raise
     raise EngineError(f"unknown backend {backend!r}: choose sim, tt or torch")
