@@ -195,14 +195,17 @@ def test_a_requests_page_table_is_counted(sim):
 
 @pytest.mark.parametrize("mesh_shape", [(1, 2), (2, 2)])
 @pytest.mark.parametrize("scheme", ["all_reduce", "reduce_scatter"])
-def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak(mesh_shape, scheme):
+@pytest.mark.parametrize("dtype", ["bf16", "bfp8"])
+def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak(mesh_shape, scheme, dtype):
     """The plan's per-chip activations and GDN checkpoint tensors under each tensor-parallel scheme against the
     simulated chips' own high-water mark of live tensor bytes over one chunk (the device stack on a SimMesh,
     timing only): the bytes above what stays resident after the chunk. 200 tokens: the reduce_scatter split pads
     them (to 256 rows on either mesh), so the padded gather, partial sum and scatter outputs differ from the
     unpadded rows. tiny's largest block is its GDN block, so its own checkpoint tensors counted twice (in both
-    parts) or a chip's conv rows taken as the whole model's divided (2x2: q/k heads shared) would show."""
+    parts) or a chip's conv rows taken as the whole model's divided (2x2: q/k heads shared) would show. Collectives
+    in bf16 or bfp8 (EngineOptions.collective_dtype): the normed, gathered, partial and reduced rows in its formats."""
     from ttprefill.device.mesh import SimMesh
+    from ttprefill.model.collective_dtype import CollectiveDtype
     from ttprefill.model.device_stack import DeviceStack
     from ttprefill.model.memory_plan import activation_bytes
     from ttprefill.model.stack import ChunkContext
@@ -215,7 +218,8 @@ def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak
     mesh = SimMesh(mesh_shape, timing_only=True)
     stack = DeviceStack(cfg, random_weights(cfg, seed=3), mesh, num_pages=2, page_tokens=page_tokens,
                         weight_format="bfp8", gdn_chunk=o.gdn_chunk, gdn_fidelity=o.gdn_fidelity,
-                        attention_fidelity=o.attention_fidelity, page_format=o.kv_page_format, tp_scheme=scheme)
+                        attention_fidelity=o.attention_fidelity, page_format=o.kv_page_format, tp_scheme=scheme,
+                        collective_dtype=CollectiveDtype.parse(dtype))
     try:
         for chip in mesh.chips:
             chip.reset_tensor_bytes_high_water()
@@ -228,9 +232,9 @@ def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak
         stack.free()
     parts = plan_memory(cfg, weight_format="bfp8", cache_budget_bytes=0, chunk_tokens=tokens,
                         chips=mesh_shape[0] * mesh_shape[1], gdn_chunk=o.gdn_chunk, block_tokens=page_tokens,
-                        mesh_shape=mesh_shape, scheme=scheme).parts
+                        mesh_shape=mesh_shape, scheme=scheme, collective_dtype=CollectiveDtype.parse(dtype)).parts
     assert parts["activations"] == activation_bytes(cfg, tokens, o.gdn_chunk, page_tokens, mesh_shape=mesh_shape,
-                                                    scheme=scheme)
+                                                    scheme=scheme, collective_dtype=CollectiveDtype.parse(dtype))
     planned = parts["activations"] + parts["checkpoint_reads"]
     assert len(set(measured)) == 1, measured  # every chip runs the same shapes
     # tiny's widths are whole tiles and its attention rows a head the chunk's tile rows, so the count is exact;

@@ -51,7 +51,8 @@ def test_prefill_mesh_1x2_matches_one_chip_and_transformers(tmp_path, capsys):
     # per chunk one all-reduce after each row-parallel projection (two a layer), one logits gather at the end
     assert coll["count"] == {"all_reduce": 2 * 2 * TINY.num_layers, "all_gather": 1}
     H = TINY.hidden_size
-    reduced = sum(2 * TINY.num_layers * _tiles(t, H) * 2048 for t in (64, 36))
+    # the partial sums in bfp8 tiles of 1,088 bytes (EngineOptions.collective_dtype's default), the logits bf16
+    reduced = sum(2 * TINY.num_layers * _tiles(t, H) * 1088 for t in (64, 36))
     gathered = -(-TINY.vocab_size // 2 // PAGE_VALUES) * 2048  # each chip's row pages
     assert coll["bytes_per_chip"] == reduced + gathered
     assert coll["modeled_s"] > 0 and runs["1x2"]["modeled_s"] > coll["modeled_s"]

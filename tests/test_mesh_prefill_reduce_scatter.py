@@ -18,7 +18,7 @@ from ttprefill.engine import Engine, EngineError, EngineOptions
 from ttprefill.model.reference_model import ReferenceModel
 from ttprefill.reference.metrics import pcc, rel_rms
 
-TILE, PAGE_VALUES, BF16_TILE = 32, 1024, 2048
+TILE, PAGE_VALUES, BF16_TILE, BFP8_TILE = 32, 1024, 2048, 1088
 RS = "reduce_scatter"
 
 
@@ -47,7 +47,8 @@ def test_prefill_reduce_scatter_1x2_matches_one_chip_and_transformers(tmp_path, 
     # the final norm's tile row gathered, then the logits rows
     assert coll["count"] == {"all_gather": 2 * 2 * L + 2, "reduce_scatter": 2 * 2 * L}
     rows = {t: _rows_a_chip(t, 2) for t in (64, 36)}  # 32 and 32: the 36-token chunk is padded to 64 rows
-    per_layer = sum(2 * (_tiles(rows[t], H) + _tiles(2 * rows[t], H)) * BF16_TILE for t in rows)
+    # the normed rows and the partial sums in bfp8 (EngineOptions.collective_dtype's default); the head's rows bf16
+    per_layer = sum(2 * (_tiles(rows[t], H) + _tiles(2 * rows[t], H)) * BFP8_TILE for t in rows)
     head = _tiles(TILE, H) * BF16_TILE + -(-TINY.vocab_size // 2 // PAGE_VALUES) * BF16_TILE
     assert coll["bytes_per_chip"] == L * per_layer + head
     # the embeddings go down once, each chip its rows (not a copy a chip as under all_reduce)
