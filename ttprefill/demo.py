@@ -17,7 +17,11 @@ from ttprefill.workloads import multi_turn_chat
 def main(args) -> int:
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
-    engine = Engine.from_preset("tiny", backend=args.backend, options=EngineOptions())
+    with Engine.from_preset("tiny", backend=args.backend, options=EngineOptions()) as engine:  # a card is closed after
+        return _serve(args, engine)
+
+
+def _serve(args, engine: Engine) -> int:
     users = max(1, min(3, args.requests))
     turns = max(1, -(-args.requests // users))
     prompts = multi_turn_chat(engine.config.vocab_size, users=users, turns=turns)[: args.requests]

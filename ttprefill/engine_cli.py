@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ttprefill.device.backends import close_device, open_device
+from ttprefill.device.mesh_timing import LINE
 from ttprefill.engine import Engine, EngineError, EngineOptions
 
 
@@ -104,8 +106,30 @@ def engine_options(args) -> EngineOptions:
         "cache_budget_bytes": None if megabytes is None else int(megabytes * 2**20),
         "weight_format": getattr(args, "weights", None),
         "tp_scheme": getattr(args, "scheme", None),
+        "collective_dtype": getattr(args, "collective_dtype", None),
+        "micro_batches": getattr(args, "micro_batches", None),
     }
     return EngineOptions(**{name: value for name, value in given.items() if value is not None})
+
+
+def check_topology(mesh: tuple[int, int], topology: str) -> None:
+    """--topology ring needs a mesh whose wiring closes a ring over every axis its collectives run on (more than
+    two chips each: a ring of two is the line between them); refuses any other with the meshes that have one."""
+    from ttprefill.device.mesh import RING, WIRED_RINGS
+
+    if topology != RING:
+        return
+    rows, cols = mesh
+    wired = WIRED_RINGS.get(tuple(mesh), frozenset())
+    open_axes = [axis for axis, size in enumerate(mesh) if size > 1 and (size == 2 or axis not in wired)]
+    rings = ", ".join(f"{r}x{c}" for r, c in WIRED_RINGS)
+    if rows * cols == 1:
+        raise EngineError(f"--topology ring is how a mesh's collectives run; one chip has none: give --mesh "
+                          f"{rings} (a ring) or drop --topology")
+    if open_axes:
+        raise EngineError(f"--topology ring: the {rows}x{cols} mesh's wiring closes no ring over axis {open_axes[0]} "
+                          f"(an n300's two chips are a line; a T3000 closes its ring only as 1x8); use --topology "
+                          f"line, or --mesh {rings}")
 
 
 def prefill_main(args) -> int:
@@ -119,6 +143,8 @@ def prefill_main(args) -> int:
     if chips > 1 and args.backend not in DEVICE_BACKENDS:
         raise EngineError(f"--mesh {mesh[0]}x{mesh[1]} splits the model over the chips of a device: use --backend sim "
                           "(simulated chips) or --backend tt (a card's mesh through ttnn), or leave --mesh out")
+    topology = getattr(args, "topology", None) or LINE
+    check_topology(mesh, topology)
 
     def before_weights(config):
         if chips > 1:
@@ -129,12 +155,17 @@ def prefill_main(args) -> int:
 
     config, weights, key = load_model(args.model,
                                       before_weights=before_weights if args.backend in DEVICE_BACKENDS else None)
-    device = None
-    if chips > 1:
-        from ttprefill.device.backends import open_device
+    device = open_device(args.backend, mesh_shape=mesh, topology=topology) if chips > 1 else None
+    try:  # the mesh this opened, and a chip the engine opened itself, are closed on every way out
+        with Engine(config, weights, backend=args.backend, options=options, model_key=key, device=device) as engine:
+            return _prefill_report(args, engine, tokens, mesh)
+    finally:
+        close_device(device)
 
-        device = open_device(args.backend, mesh_shape=mesh)
-    engine = Engine(config, weights, backend=args.backend, options=options, model_key=key, device=device)
+
+def _prefill_report(args, engine: Engine, tokens: list[int], mesh: tuple[int, int]) -> int:
+    """Prefills the prompt and prints what the CLI reports (the engine's device still open)."""
+    config = engine.config
     result = engine.prefill(tokens)
     if not np.all(np.isfinite(result.last_logits)):
         raise EngineError(f"the prefill gave non-finite logits (NaN/Inf) on backend {args.backend}: the weights or "
