@@ -29,13 +29,16 @@ def test_reduce_scatter_times_the_chips_rows_and_its_own_collectives(capsys):
     L, H = cfg.num_layers, cfg.hidden_size
     assert split["scheme"] == "reduce_scatter" and plain["scheme"] == "all_reduce"
     assert split["ttft_s"] == pytest.approx(sum(split["by_op"].values()))
-    # 64 tokens over 2 chips: 32 rows (one tile row) a chip; per block a gather of them, a scatter of all 64
+    # 64 tokens over 2 chips: 32 rows (one tile row) a chip; per block a gather of them, a scatter of all 64, both in
+    # bfp8 tiles (EngineOptions.collective_dtype's default: 1,088 bytes a 1,024-value tile); the head's rows bf16
+    bfp8 = 1088 / 1024
+    assert split["collective_dtype"] == "gather=bfp8,reduce=bfp8"
     by_kind = split["collectives_by_kind"]
     assert by_kind["reduce_scatter"]["count"] == 2 * L
-    assert by_kind["reduce_scatter"]["bytes_per_chip"] == 2 * L * 64 * H * 2
+    assert by_kind["reduce_scatter"]["bytes_per_chip"] == 2 * L * 64 * H * bfp8
     vocab_shard = cfg.vocab_size // 2
     assert by_kind["all_gather"]["count"] == 2 * L + 2  # and the final norm's tile row, the logits row
-    assert by_kind["all_gather"]["bytes_per_chip"] == 2 * L * 32 * H * 2 + 32 * H * 2 + vocab_shard * 2
+    assert by_kind["all_gather"]["bytes_per_chip"] == 2 * L * 32 * H * bfp8 + 32 * H * 2 + vocab_shard * 2
     # each chip's half of the embeddings goes down, not the whole chunk
     assert split["host_traffic"]["host_bytes_down_by_kind"]["embeddings"] == 32 * H * 2
     assert plain["host_traffic"]["host_bytes_down_by_kind"]["embeddings"] == 64 * H * 2
@@ -47,4 +50,4 @@ def test_reduce_scatter_times_the_chips_rows_and_its_own_collectives(capsys):
     # a reduce-scatter over 2 chips moves at least half its input over the link between them, an all-gather its
     # shard: per block at least 64 * H bytes cross it one way
     assert by_kind["reduce_scatter"]["seconds"] + by_kind["all_gather"]["seconds"] >= \
-        2 * L * (64 * H * 2 / 2) / ETH_LINK_RAW_BYTES_PER_S
+        2 * L * (64 * H * bfp8 / 2) / ETH_LINK_RAW_BYTES_PER_S

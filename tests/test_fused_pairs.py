@@ -24,14 +24,14 @@ def tiny():
 
 def test_every_pair_is_timed_fused_and_unfused_from_its_bytes(tiny):
     cfg, r = tiny
-    assert r["modeled"] and r["mesh_timing_version"] == "3" and r["matmul_grid_fused"] == [8, 6]
+    assert r["modeled"] and r["mesh_timing_version"] == "4" and r["matmul_grid_fused"] == [8, 6]
     partial = T * cfg.hidden_size * 2
     rs = collective_time("reduce_scatter", partial, 2, "line", 1).seconds
     ag = collective_time("all_gather", partial // 2, 2, "line", 1).seconds
     stats = collective_time("all_gather", T * 32 * 2, 2, "line", 1).seconds
     for kind, first, row in (("gdn", "in_proj_qkv", "out_proj"), ("attention", "qkv_proj", "o_proj")):
         layer = r["layers"][kind]
-        for block, (f, w) in {"mixer": (first, row), "mlp": ("gate_proj", "down_proj")}.items():
+        for block, (f, w) in {"mixer": (first, row), "mlp": ("gate_up_proj", "down_proj")}.items():
             b = layer["blocks"][block]
             assert b["all_gather_matmul"]["projection"] == f and b["matmul_reduce_scatter"]["projection"] == w
             assert b["unfused_extra_s"] == pytest.approx(stats + ag + rs, rel=1e-12)

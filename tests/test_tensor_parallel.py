@@ -274,7 +274,7 @@ def test_reduce_scatter_ops_split_the_norms_and_gather_the_last_row():
     assert [(c["kind"], c["block"]) for c in layer["collectives"]] == [
         ("all_gather", "mixer"), ("reduce_scatter", "mixer"), ("all_gather", "mlp"), ("reduce_scatter", "mlp")]
     # each gather sits beside the matmul that reads it, each scatter beside the one whose sums it scatters
-    assert [c["feeds"] or c["after"] for c in layer["collectives"]] == ["qkv_proj", "o_proj", "gate_proj",
+    assert [c["feeds"] or c["after"] for c in layer["collectives"]] == ["qkv_proj", "o_proj", "gate_up_proj",
                                                                          "down_proj"]
     # the final norm's tile row (32 rows: a tile is the gather's unit) from every chip, then the logits
     assert [(c["after"], c["shape"]) for c in ops["head"]["collectives"]] == [("final_norm", [32, 4096]),
@@ -366,7 +366,10 @@ def test_per_chip_ops_list_the_device_stacks_fused_projections_and_norms():
     attn = next(l for l in layers if l["kind"] == "attention")
     assert [(o["name"], o["n"]) for o in gdn["ops"] if o["op"] == "matmul"] == [
         ("in_proj_qkv", 2 * 2 * 128 + 6 * 128), ("in_proj_zba", 6 * 128 + 32 + 32), ("out_proj", 5120),
-        ("gate_proj", 17408 // 8), ("up_proj", 17408 // 8), ("down_proj", 5120)]
+        ("gate_up_proj", 2 * 17408 // 8), ("down_proj", 5120)]
+    # gate and up paired in one program that writes silu(gate) * up: no silu_mul pass
+    assert [o.get("swiglu", False) for o in gdn["ops"] if o["op"] == "matmul"] == [False] * 3 + [True, False]
+    assert not [o for o in gdn["ops"] if o["op"] == "silu_mul"]
     assert [(o["name"], o["n"]) for o in attn["ops"] if o["op"] == "matmul"][:2] == [
         ("qkv_proj", 3 * 2 * 256 + 2 * 256), ("o_proj", 5120)]
     edges = [[(o["op"], o["name"]) for o in l["ops"] if o["op"] in ("rmsnorm", "add", "add_rmsnorm")

@@ -71,6 +71,19 @@ def _add_scheme(parser) -> None:
                         help="--mesh: how the chips sum the row-parallel projections: all_reduce (the residual "
                              "stream replicated) or reduce_scatter (split by tokens, an all_gather before each "
                              f"block); default {EngineOptions.tp_scheme}")
+    parser.add_argument("--collective-dtype", type=_collective_dtype, default=None,
+                        help="--mesh: the format the collectives carry, bf16 or bfp8 for both, or per kind "
+                             "'gather=bfp8,reduce=bf16' (gather: the normed rows before a block; reduce: the partial "
+                             f"sums after it); default {EngineOptions.collective_dtype}")
+
+
+def _collective_dtype(text: str):
+    from ttprefill.model.collective_dtype import CollectiveDtype, CollectiveDtypeError
+
+    try:
+        return CollectiveDtype.parse(text)
+    except CollectiveDtypeError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _mesh_shape(text: str) -> tuple[int, int]:
@@ -131,7 +144,9 @@ def bench_arguments(args):
         return bench.TtftBenchArgs(model=args.model or "qwen3.5-9b", seq=args.seq or 8192,
                                    weight_format=args.format, chunk=args.chunk, device=device, mesh=args.mesh,
                                    topology=args.topology, matmul_fidelity=args.matmul_fidelity,
-                                   scheme=args.scheme, fused_collectives=args.fused_collectives)
+                                   scheme=args.scheme, collective_dtype=args.collective_dtype,
+                                   fused_collectives=args.fused_collectives,
+                                   micro_batches=args.micro_batches)
     if args.what in ("engine", "checkpoints"):
         return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, device=device)
     return bench.CalibrationBenchArgs(device=device)
@@ -206,6 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="split the model tensor-parallel over ROWSxCOLS simulated chips (1x2 n300; 2x4 or 1x8 "
                               "T3000); default 1x1, one chip")
     _add_scheme(prefill)
+    prefill.add_argument("--topology", default="line", choices=["line", "ring"],
+                         help="--mesh: the fabric the collectives run on (ttnn FABRIC_1D or FABRIC_1D_RING); ring only "
+                              "where the wiring closes one over more than two chips (a T3000 as 1x8); default line")
+    prefill.add_argument("--micro-batches", type=int, default=None, choices=(1, 2),
+                         help="run each chunk as this many micro-batches, interleaved block by block (2: halves whose "
+                              "collectives a mesh can overlap with the other half's programs; a chunk shorter than "
+                              f"two GDN chunks runs whole); default {defaults.micro_batches}")
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 
@@ -223,6 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "ops (all_gather_matmul_async, matmul_reduce_scatter_async; a 1-D mesh, the residual split "
                             "by features as they require): 'fused' wherever ttnn runs them on the mesh, 'faster' each "
                             "pair the faster way; default none, what the card path runs")
+    bench.add_argument("--micro-batches", type=int, default=None, choices=(1, 2),
+                       help="ttft --mesh: run each chunk as this many micro-batches (2: each block's collectives on a "
+                            "sub-device of their own beside the other half's programs, which keep the grid the "
+                            "collectives' cores leave; modeled by mesh timing 4); default 1")
     _add_backend(bench, with_torch=True)
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seq", type=_positive_int, default=None)

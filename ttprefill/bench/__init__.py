@@ -69,6 +69,14 @@ def run(what: str, args) -> dict:
             from dataclasses import replace
 
             options = replace(options, tp_scheme=args.scheme)
+        if args.collective_dtype is not None:
+            from dataclasses import replace
+
+            options = replace(options, collective_dtype=args.collective_dtype)
+        if args.micro_batches is not None:
+            from dataclasses import replace
+
+            options = replace(options, micro_batches=args.micro_batches)
         if args.mesh != (1, 1):
             from .ttft_mesh import mesh_ttft_bench
 

@@ -36,10 +36,10 @@ NORM_STATS_COLUMNS = 32
 # The row-parallel projections (their output's partial sums are reduce-scattered) and, for each block, the
 # column-parallel projection the all-gather before it is fused with.
 ROW_PARALLEL = ("o_proj", "out_proj", "down_proj")
-FIRST_COLUMN_PARALLEL = {"attention": "qkv_proj", "gdn": "in_proj_qkv", "mlp": "gate_proj"}
+FIRST_COLUMN_PARALLEL = {"attention": "qkv_proj", "gdn": "in_proj_qkv", "mlp": "gate_up_proj"}
 # each of those projections' role, for its math fidelity (ops/linear/fidelity.py)
 FIDELITY_ROLE = {"qkv_proj": "attention_in", "o_proj": "attention_out", "in_proj_qkv": "gdn_in",
-                 "out_proj": "gdn_out", "gate_proj": "mlp_gate_up", "down_proj": "mlp_down"}
+                 "out_proj": "gdn_out", "gate_up_proj": "mlp_gate_up", "down_proj": "mlp_down"}
 
 
 @dataclass(frozen=True)

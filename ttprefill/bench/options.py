@@ -78,9 +78,13 @@ class TtftBenchArgs:
     # the projections' math fidelity: "LoFi" (all) or "role=Fidelity,..." over EngineOptions' (ops/linear/fidelity.py)
     matmul_fidelity: str | None = None
     scheme: str | None = None  # the mesh's collective scheme (None: EngineOptions.tp_scheme)
+    collective_dtype: object = None  # a CollectiveDtype: what the collectives carry (None: EngineOptions')
     # the matmul + collective pairs as ttnn's fused ops: "none" (what the card runs), "fused", "faster"
     # (bench/fused_pairs.py FUSED_MODES)
     fused_collectives: str = "none"
+    # each chunk as this many micro-batches (None: EngineOptions.micro_batches); 2 on a mesh: the collectives
+    # beside the other micro-batch's programs on sub-devices (device/sub_device_timing.py)
+    micro_batches: int | None = None
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ apart from the workers' path: a chip's DRAM (288 B/cycle) outruns two links (~24
 magnitude.
 
 Collectives do not overlap compute: ttnn runs each one as a program of its own on the chip's command
-queue, so the next program starts after it. Only ttnn's fused ops overlap them, and only as far as their
+queue, so the next program starts after it (unless the chip is split into sub-devices and a chunk into
+micro-batches: device/sub_device_timing.py, mesh timing 4). Only ttnn's fused ops overlap them, and only as far as their
 kernels synchronise (mesh timing 3, `all_gather_matmul_time` and `matmul_reduce_scatter_time` below; the
 facts are read from ttnn 0.81.1's kernels and validation, docs/TIMING.md "Fused matmul + collective"):
 
@@ -73,8 +74,9 @@ from ttprefill.hw import (
 
 # Recorded by every result of this model (bench JSON "mesh_timing_version"): 1 timed the links alone;
 # 2 adds the worker-fed path (fabric packets through the mux of each link direction); 3 adds ttnn's fused
-# matmul + collective ops (the plain collectives are timed as in 2).
-MESH_TIMING_VERSION = "3"
+# matmul + collective ops (the plain collectives are timed as in 2); 4 adds micro-batches whose collectives run on
+# a sub-device beside the programs (device/sub_device_timing.py; every collective is timed as in 3).
+MESH_TIMING_VERSION = "4"
 # The cost settings that charge the worker-fed path; "low" is the link alone.
 WORKER_PATH_SETTINGS = frozenset({"central", "high"})
 # the pages of the bf16 activations the stacks reduce and gather

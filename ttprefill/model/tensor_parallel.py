@@ -155,6 +155,7 @@ class Collective:
     nbytes_per_chip: int
     block: str = ""  # the part of the layer it runs in: "mixer", "mlp", or "head" after the last layer
     feeds: str | None = None  # the matmul that reads its output, for a gather that precedes one
+    page_bytes: int = DataFormat.Float16_b.tile_bytes  # a tile of its format: the pages its fabric packets carry
 
     def as_dict(self) -> dict:
         out = asdict(self)
@@ -354,29 +355,38 @@ class TensorParallelPlan:
         return np.arange(s.attn_kv_heads.start, s.attn_kv_heads.stop)
 
     # ---- collectives ---------------------------------------------------------------------------------
-    def layer_collectives(self, layer: int, tokens: int, dtype_bytes: int = ACTIVATION_BYTES) -> list[Collective]:
+    def layer_collectives(self, layer: int, tokens: int, dtype_bytes: int = ACTIVATION_BYTES,
+                          collective_dtype=None) -> list[Collective]:
         """The collectives of one layer on a chunk of `tokens` tokens, in the order they run, each beside its
         matmul: under "all_reduce" one after each row-parallel projection (the mixer's, the MLP's down_proj);
         under "reduce_scatter" per block an all_gather of each chip's normed rows before the block's first
         column-parallel projection, and a reduce_scatter of the row-parallel projection's partial sums, the
-        chunk padded to whole tile rows a chip (TokenShards)."""
+        chunk padded to whole tile rows a chip (TokenShards). `collective_dtype` (model/collective_dtype.py):
+        the format each kind carries, its tiles' bytes and page size; None: `dtype_bytes` a value, bf16 pages."""
         if self.tp == 1:
             return []
+
+        def sized(kind: str, elements: int) -> dict:
+            if collective_dtype is None:
+                return {"nbytes_per_chip": elements * dtype_bytes}
+            fmt = collective_dtype.format(kind)
+            return {"nbytes_per_chip": elements * fmt.tile_bytes // (TILE * TILE), "page_bytes": fmt.tile_bytes}
         hidden = self.config.hidden_size
         attention = self.config.is_attention_layer(layer)
         blocks = (("mixer", "input_layernorm", "qkv_proj" if attention else "in_proj_qkv",
                    "o_proj" if attention else "out_proj"),
-                  ("mlp", "post_attention_layernorm", "gate_proj", "down_proj"))
+                  ("mlp", "post_attention_layernorm", "gate_up_proj", "down_proj"))
         out = []
         for block, norm, first, last in blocks:
             if self.scheme == "all_reduce":
-                out.append(Collective("all_reduce", layer, last, (tokens, hidden), tokens * hidden * dtype_bytes, block))
+                out.append(Collective("all_reduce", layer, last, (tokens, hidden), block=block,
+                                      **sized("reduce", tokens * hidden)))
                 continue
             split = TokenShards(tokens, self.tp)
-            out.append(Collective("all_gather", layer, norm, (split.rows, hidden), split.rows * hidden * dtype_bytes,
-                                  block, feeds=first))
-            out.append(Collective("reduce_scatter", layer, last, (split.padded, hidden),
-                                  split.padded * hidden * dtype_bytes, block))
+            out.append(Collective("all_gather", layer, norm, (split.rows, hidden), block=block, feeds=first,
+                                  **sized("gather", split.rows * hidden)))
+            out.append(Collective("reduce_scatter", layer, last, (split.padded, hidden), block=block,
+                                  **sized("reduce", split.padded * hidden)))
         return out
 
     def head_collectives(self, dtype_bytes: int = ACTIVATION_BYTES) -> list[Collective]:
@@ -435,6 +445,7 @@ def _layer_ops(cfg: ModelConfig, chip: ModelConfig, layer: int, start: int, toke
     fused with the next block's RMSNorm ("add_rmsnorm", ops/norm add_rms_norm); only the first layer's input
     norm runs alone, and the last layer's MLP ends with a plain add (the final norm reads one tile row)."""
     from ttprefill.model.device_stack import zba_columns
+    from ttprefill.ops.linear.swiglu import paired_width
 
     hidden, T = cfg.hidden_size, tokens
     ops = [_rows_op("rmsnorm", "input_layernorm", norm_rows, hidden)] if layer == 0 else []
@@ -458,8 +469,9 @@ def _layer_ops(cfg: ModelConfig, chip: ModelConfig, layer: int, start: int, toke
                 _matmul("out_proj", T, HV * V, hidden)]
     last = layer == cfg.num_layers - 1
     ops += [_rows_op("add_rmsnorm", "residual_post_attention_layernorm", norm_rows, hidden),
-            _matmul("gate_proj", T, hidden, chip.intermediate_size), _matmul("up_proj", T, hidden, chip.intermediate_size),
-            _rows_op("silu_mul", "mlp_gate", T, chip.intermediate_size),
+            # gate and up in one weight, their tile columns paired; silu(gate) * up in its compute kernel (no
+            # silu_mul pass): out [T, n / 2]
+            {**_matmul("gate_up_proj", T, hidden, paired_width(chip.intermediate_size)), "swiglu": True},
             _matmul("down_proj", T, chip.intermediate_size, hidden),
             _rows_op("add", "residual", norm_rows, hidden) if last
             else _rows_op("add_rmsnorm", "residual_next_input_layernorm", norm_rows, hidden)]
@@ -480,7 +492,8 @@ def _head_ops(config: ModelConfig, tp: int, scheme: str, tokens: int, vocab_rows
 
 
 def per_chip_ops(config: ModelConfig, tp: int, seq: int, chunk: int, scheme: str = DEFAULT_SCHEME,
-                 dtype_bytes: int = ACTIVATION_BYTES) -> dict:
+                 dtype_bytes: int = ACTIVATION_BYTES, collective_dtype=None, micro_batches: int = 1,
+                 gdn_chunk: int | None = None) -> dict:
     """Every op one chip runs to prefill a `seq`-token prompt in chunks of `chunk` tokens, split over `tp`
     chips, with its per-chip shape, and every collective with its bytes. Plain data (JSON-ready):
 
@@ -490,33 +503,48 @@ def per_chip_ops(config: ModelConfig, tp: int, seq: int, chunk: int, scheme: str
          "head": {"ops": [...], "collectives": [...]},   the last token's final norm, LM head, logits gather
          "collective_bytes_per_chip": sum of every collective's nbytes_per_chip}
 
-    An op is {"op": "matmul", "name", "m", "k", "n"} (activation [m, k] times weight [k, n]); {"op":
-    "rmsnorm" | "rope" | "add" | "add_rmsnorm" | "silu_mul" | "sigmoid_mul", "name", "rows", "width"};
+    An op is {"op": "matmul", "name", "m", "k", "n"} (activation [m, k] times weight [k, n]; with "swiglu": True,
+    the MLP's paired gate | up weight whose program writes silu(gate) * up, [m, n / 2]); {"op":
+    "rmsnorm" | "rope" | "add" | "add_rmsnorm" | "sigmoid_mul", "name", "rows", "width"};
     {"op": "gdn_core", "start", "tokens", "qk_heads", "v_heads", "key_head_dim", "value_head_dim", "conv_channels",
     "conv_kernel"} (conv, gates, scan, gated norm); {"op": "attention", "start", "q_len", "kv_len",
     "q_heads", "kv_heads", "head_dim"} (causal over the prompt so far). A collective is Collective.as_dict().
     Chips run the same shapes (the vocabulary shard may be one row shorter on the last chips; the widest
-    is listed). Chunk c starts at c * chunk, as the engine's scheduler cuts a prompt.
+    is listed). Chunk c starts at c * chunk, as the engine's scheduler cuts a prompt. With `micro_batches` 2 each
+    chunk is listed as the micro-batches the device stack runs it as (model/micro_batches.py, on GDN chunks of
+    `gdn_chunk`, default the kernels'), each entry its own "start" and "tokens" with "micro_batch" (0, 1) and
+    "chunk_start"; the LM head reads the last one's rows.
     """
+    from ttprefill.model.micro_batches import micro_batch_bounds
+    from ttprefill.ops.gdn import DEFAULT_CHUNK
+
     if seq < 1 or chunk < 1:
         raise ValueError(f"seq and chunk must be positive token counts, got seq={seq}, chunk={chunk}")
     plan = TensorParallelPlan(config, tp, scheme)
     chip = plan.chip_config(0)
     widest_vocab = max(len(s.vocab) for s in plan.shards)
     chunks, total = [], 0
-    for start in range(0, seq, chunk):
-        T = min(chunk, seq - start)
-        collectives = [plan.layer_collectives(i, T, dtype_bytes) for i in range(config.num_layers)]
-        norm_rows = TokenShards(T, tp).rows if scheme == "reduce_scatter" and tp > 1 else T
-        layers = [{"layer": i, "kind": "attention" if config.is_attention_layer(i) else "gdn",
-                   "ops": _layer_ops(config, chip, i, start, T, norm_rows),
-                   "collectives": [c.as_dict() for c in collectives[i]]} for i in range(config.num_layers)]
-        total += sum(c.nbytes_per_chip for cs in collectives for c in cs)
-        chunks.append({"start": start, "tokens": T, "layers": layers})
+    for chunk_start in range(0, seq, chunk):
+        bounds = micro_batch_bounds(min(chunk, seq - chunk_start), micro_batches, gdn_chunk or DEFAULT_CHUNK)
+        for k, (first, T) in enumerate(bounds):
+            start = chunk_start + first
+            collectives = [plan.layer_collectives(i, T, dtype_bytes, collective_dtype)
+                           for i in range(config.num_layers)]
+            norm_rows = TokenShards(T, tp).rows if scheme == "reduce_scatter" and tp > 1 else T
+            layers = [{"layer": i, "kind": "attention" if config.is_attention_layer(i) else "gdn",
+                       "ops": _layer_ops(config, chip, i, start, T, norm_rows),
+                       "collectives": [c.as_dict() for c in collectives[i]]} for i in range(config.num_layers)]
+            total += sum(c.nbytes_per_chip for cs in collectives for c in cs)
+            entry = {"start": start, "tokens": T, "layers": layers}
+            if micro_batches > 1:
+                entry.update(micro_batch=k, chunk_start=chunk_start)
+            chunks.append(entry)
     head_collectives = plan.head_collectives(dtype_bytes)
     total += sum(c.nbytes_per_chip for c in head_collectives)
-    head_ops = _head_ops(config, tp, scheme, seq - (seq - 1) // chunk * chunk, widest_vocab)
+    head_ops = _head_ops(config, tp, scheme, chunks[-1]["tokens"], widest_vocab)
     return {"model": config.name, "tp": tp, "scheme": scheme, "seq": seq, "chunk": chunk, "dtype_bytes": dtype_bytes,
+            "micro_batches": micro_batches,
+            "collective_dtype": None if collective_dtype is None else str(collective_dtype),
             "chip": {"gdn_qk_heads": chip.gdn_num_qk_heads, "gdn_v_heads": chip.gdn_num_v_heads,
                      "attn_q_heads": chip.attn_num_heads, "attn_kv_heads": chip.attn_num_kv_heads,
                      "intermediate_size": chip.intermediate_size, "vocab_rows": widest_vocab},
@@ -529,7 +557,7 @@ WHOLE_MESH_SCHEDULES = ("axis_by_axis", "hierarchical")
 
 
 def _collective_stages(kind: str, nbytes: float, mesh_shape: tuple[int, int], topology: str, links: int,
-                       costs: str, schedule: str) -> float:
+                       costs: str, schedule: str, page_bytes: int = DataFormat.Float16_b.tile_bytes) -> float:
     """Seconds of one collective over every chip of the mesh.
 
     "axis_by_axis": one mesh axis after the other, as the mesh split runs them: a reduce-scatter rows first
@@ -542,7 +570,7 @@ def _collective_stages(kind: str, nbytes: float, mesh_shape: tuple[int, int], to
     from ttprefill.device.mesh_timing import collective_time
 
     def one(kind, nbytes, n):
-        return collective_time(kind, nbytes, n, topology if n > 2 else "line", links, costs).seconds
+        return collective_time(kind, nbytes, n, topology if n > 2 else "line", links, costs, page_bytes).seconds
 
     rows, cols = mesh_shape
     if schedule == "hierarchical" and kind == "all_reduce" and rows > 1 and cols > 1:
@@ -592,10 +620,11 @@ def collective_times(ops: dict, mesh_shape: tuple[int, int], topology: str = "li
     everything = [c for ch in ops["chunks"] for layer in ch["layers"] for c in layer["collectives"]]
     everything += ops["head"]["collectives"]
     for c in everything:
-        key = (c["kind"], c["nbytes_per_chip"])
+        page_bytes = c.get("page_bytes", DataFormat.Float16_b.tile_bytes)
+        key = (c["kind"], c["nbytes_per_chip"], page_bytes)
         if key not in cache:
             cache[key] = _collective_stages(c["kind"], c["nbytes_per_chip"], (rows, cols), topology, links, costs,
-                                            schedule)
+                                            schedule, page_bytes)
         entry = by_kind.setdefault(c["kind"], {"count": 0, "seconds": 0.0, "bytes_per_chip": 0})
         entry["count"] += 1
         entry["seconds"] += cache[key]
