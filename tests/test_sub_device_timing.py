@@ -50,18 +50,18 @@ def test_two_blocks_of_two_micro_batches_by_hand():
     blk = BlockTimes(first=2, rest=2, proj=2, norm=1, gather=1, reduce_scatter=1.5)
     s = schedule(micro_batch_chunk((0.5, 0.5), [(blk, blk), (blk, blk)]))
     # worked by hand in the issue order MICRO_BATCH_ORDER (one queue, launches in order)
-    expected = {"A.gather0": (0.5, 1.5), "B.gather0": (1.5, 2.5), "A.first0": (1.5, 3.5), "A.rest0": (3.5, 5.5),
-                "A.proj0": (5.5, 7.5), "A.rs0": (7.5, 9.0), "B.first0": (7.5, 9.5), "A.norm0": (9.5, 10.5),
-                "A.gather1": (10.5, 11.5), "B.rest0": (10.5, 12.5), "B.proj0": (12.5, 14.5), "B.rs0": (14.5, 16.0),
-                "A.first1": (14.5, 16.5), "B.norm0": (16.5, 17.5), "B.gather1": (17.5, 18.5),
-                "A.rest1": (17.5, 19.5), "A.proj1": (19.5, 21.5), "A.rs1": (21.5, 23.0), "B.first1": (21.5, 23.5),
-                "A.norm1": (23.5, 24.5), "B.rest1": (24.5, 26.5), "B.proj1": (26.5, 28.5), "B.rs1": (28.5, 30.0),
-                "B.norm1": (30.0, 31.0)}
+    expected = {"A.start": (0, 0.5), "A.gather0": (0.5, 1.5), "A.first0": (1.5, 3.5), "B.start": (3.5, 4.0),
+                "B.gather0": (4.0, 5.0), "A.rest0": (4.0, 6.0), "A.proj0": (6.0, 8.0), "A.rs0": (8.0, 9.5),
+                "B.first0": (8.0, 10.0), "A.norm0": (10.0, 11.0), "A.gather1": (11.0, 12.0), "B.rest0": (11.0, 13.0),
+                "B.proj0": (13.0, 15.0), "B.rs0": (15.0, 16.5), "A.first1": (15.0, 17.0), "B.norm0": (17.0, 18.0),
+                "B.gather1": (18.0, 19.0), "A.rest1": (18.0, 20.0), "A.proj1": (20.0, 22.0), "A.rs1": (22.0, 23.5),
+                "B.first1": (22.0, 24.0), "A.norm1": (24.0, 25.0), "B.rest1": (25.0, 27.0), "B.proj1": (27.0, 29.0),
+                "B.rs1": (29.0, 30.5), "B.norm1": (30.5, 31.5)}
     for name, (start, end) in expected.items():
         assert (s.start[name], s.end[name]) == (start, end), name
     assert s.busy[COMPUTE] == 29 and s.busy[COLLECTIVES] == 10
-    # what waits: A's first gather (beyond B's start) and B's last reduce-scatter
-    assert s.makespan == 31 and s.exposed_collectives_s == 2.0 and s.hidden_collectives_s == 8.0
+    # what waits: A's first gather and B's last reduce-scatter
+    assert s.makespan == 31.5 and s.exposed_collectives_s == 2.5 and s.hidden_collectives_s == 7.5
 
 
 def _random_blocks(rng, n, cheap):
@@ -174,3 +174,52 @@ def test_the_collectives_dram_traffic_is_bounded_from_their_bytes():
     assert 0.05 < dram_share("all_gather", rate) < dram_share("reduce_scatter", rate) < 0.11
     with pytest.raises(ValueError, match="choose one of"):
         dram_share("all_reduce", rate)
+
+
+def _collapsed(seq):
+    """(micro-batch, what) with each run of one micro-batch's programs as one entry."""
+    out = []
+    for item in seq:
+        if not (out and item == out[-1] and item[1] == "programs"):
+            out.append(item)
+    return out
+
+
+def test_the_schedule_issues_what_the_device_stack_issues():
+    """The model's issue order (micro_batch_chunk) against the programs and collectives the device stack's
+    micro-batches issue on a simulated n300 (tiny model, one chunk of 128 in halves of 64), runs of one half's
+    programs taken as one: the same sequence."""
+    import threading
+
+    import numpy as np
+    from test_hf_oracle import TINY, WEIGHTS
+
+    from ttprefill.device.mesh import SimMesh
+    from ttprefill.engine import Engine, EngineOptions
+
+    options = EngineOptions(chunk_tokens=128, block_tokens=64, checkpoint_every_blocks=1,
+                            tp_scheme="reduce_scatter", micro_batches=2)
+    eng = Engine(TINY, WEIGHTS, backend="sim", options=options, device=SimMesh((1, 2)), model_key="order")
+    mesh, issued = eng.model.device, []
+    run, gather, scatter = mesh.run, mesh.all_gather, mesh.reduce_scatter
+    names = {"micro-batch-0": "A", "micro-batch-1": "B"}
+
+    def spy(kind, fn):
+        def call(*a, **k):
+            who = names.get(threading.current_thread().name)
+            if who is not None:
+                issued.append((who, kind))
+            return fn(*a, **k)
+        return call
+
+    mesh.run = spy("programs", run)
+    mesh.all_gather, mesh.reduce_scatter = spy("gather", gather), spy("rs", scatter)
+    try:
+        eng.prefill(np.random.default_rng(5).integers(0, TINY.vocab_size, 128).tolist())
+    finally:
+        del mesh.run, mesh.all_gather, mesh.reduce_scatter
+    blk = BlockTimes(1, 1, 1, 1, 1, 1)
+    kinds = {"gather": "gather", "rs": "rs"}
+    modeled = [(t.name[0], kinds.get(t.name[2:].rstrip("0123456789"), "programs"))
+               for t in micro_batch_chunk((1, 1), [(blk, blk)] * (2 * TINY.num_layers))]
+    assert _collapsed(issued) == _collapsed(modeled)
