@@ -6,12 +6,14 @@ out by hand."""
 
 from __future__ import annotations
 
+import json
 
 import numpy as np
 import pytest
 import torch
 from test_hf_oracle import TINY, WEIGHTS
 
+from ttprefill import cli
 from ttprefill.device.mesh import SimMesh
 from ttprefill.engine import Engine, EngineError, EngineOptions
 from ttprefill.model.micro_batches import micro_batch_bounds
@@ -134,6 +136,23 @@ def _state_of(s, layer):
     return s.conv_states[layer].clone(), s.recurrent_states[layer].clone()
 
 
+def test_prefill_cli_takes_micro_batches(tmp_path, capsys):
+    tokens = np.random.default_rng(2).integers(0, TINY.vocab_size, 128)
+    (tmp_path / "tokens.txt").write_text(" ".join(map(str, tokens)))
+    out = {}
+    for micro in ("1", "2"):
+        code = cli.main(["prefill", "--json", "--backend", "sim", "--tokens", str(tmp_path / "tokens.txt"),
+                         "--chunk", "128", "--micro-batches", micro])
+        stdout, err = capsys.readouterr()
+        assert code == 0, err
+        out[micro] = json.loads(stdout.strip().splitlines()[-1])
+    # the same model answer within bf16 (two halves are two chunks' programs, not one chunk's)
+    a, b = (np.asarray(out[m]["last_logits"]) for m in ("1", "2"))
+    assert pcc(a, b) >= 0.999
+    code = cli.main(["prefill", "--backend", "sim", "--tokens", str(tmp_path / "tokens.txt"), "--micro-batches", "3"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "--micro-batches" in err
+
 
 def test_each_collective_is_followed_by_the_other_micro_batchs_programs_on_the_compute_grid():
     """The issue order a card's in-order queue needs for the overlap: every collective one half issues is followed
@@ -211,6 +230,23 @@ def test_the_memory_plan_of_a_whole_chunk_bounds_the_micro_batches_working_set(m
     assert measured[1] <= planned and measured[2] <= planned, (measured, planned)
     assert measured[2] < measured[1]
 
+
+def test_the_analytic_listing_lists_each_chunk_as_its_micro_batches():
+    """per_chip_ops with micro_batches 2: 9B over two chips, 5000 tokens in chunks of 2048: halves of 1024 (worked
+    out by hand: 2048 / 2 is 16 GDN chunks of 64), and the last chunk's 904 as 448 (452 rounded down to whole GDN
+    chunks) + 456. Each half's ops and collectives are a chunk's of its size at its start."""
+    from ttprefill.model.config import get_preset
+    from ttprefill.model.tensor_parallel import per_chip_ops
+
+    cfg = get_preset("qwen3.5-9b")
+    micro = per_chip_ops(cfg, 2, 5000, 2048, micro_batches=2)
+    assert [(c["start"], c["tokens"], c["micro_batch"], c["chunk_start"]) for c in micro["chunks"]] == [
+        (0, 1024, 0, 0), (1024, 1024, 1, 0), (2048, 1024, 0, 2048), (3072, 1024, 1, 2048),
+        (4096, 448, 0, 4096), (4544, 456, 1, 4096)]
+    halves = per_chip_ops(cfg, 2, 4096, 1024)  # the first two chunks' halves as chunks of their own
+    for got, want in zip(micro["chunks"][:4], halves["chunks"]):
+        assert got["layers"] == want["layers"]
+    assert micro["micro_batches"] == 2 and per_chip_ops(cfg, 2, 5000, 2048)["micro_batches"] == 1
 
 
 def test_the_interleaver_alternates_after_the_first_streams_head_start_and_stops_on_an_error():
