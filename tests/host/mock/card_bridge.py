@@ -104,6 +104,7 @@ class _Server:
         from ttprefill.device.tt_device import TTDevice, TTTensor
 
         self.device = TTDevice(mesh_shape, topology=topology)
+        self.fabric_when_open = str(self.device._ttnn.get_fabric_config())
         self._tensor_type = TTTensor
         self.tensors: dict[int, object] = {}  # handle -> TTTensor
 
@@ -149,9 +150,11 @@ class _Server:
                 request = _receive(read_fd, self.load_tensor)
             except EOFError:
                 break
-            if request[0] == "close":
+            if request[0] == "close":  # TTDevice.close; the reply says what ttnn holds afterwards
                 self.device.close()
-                _send(write_fd, ("ok", None), self.tensor_id)
+                closed = {"fabric_when_open": self.fabric_when_open, "mesh_open": self.device.mesh is not None,
+                          "fabric_after_close": str(self.device._ttnn.get_fabric_config())}
+                _send(write_fd, ("ok", closed), self.tensor_id)
                 break
             try:
                 reply = ("ok", self.handle(request))
@@ -276,9 +279,11 @@ class CardBridge:
         return self._request("per_chip_shapes", "", (tensor,), {})
 
     def close(self) -> None:
+        """Closes the server's TTDevice (once); closed_state: the fabric it opened with, whether its mesh is
+        still open and the fabric configuration afterwards, as the server's ttnn reports them."""
         if self._proc is not None:
             try:
-                self._request("close", "", (), {})
+                self.closed_state = self._request("close", "", (), {})
             finally:
                 os.close(self._write)
                 os.close(self._read)

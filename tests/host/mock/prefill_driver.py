@@ -1,8 +1,10 @@
 """`ttprefill prefill --mesh RxC` on one backend, with what the executor was asked to do recorded:
 
-    python prefill_driver.py sim|tt RxC MODEL TOKENS_FILE CHUNK report.json [SCHEME]
+    python prefill_driver.py sim|tt RxC MODEL TOKENS_FILE CHUNK report.json [SCHEME [TOPOLOGY [FLAG ...]]]
 
-SCHEME: the mesh's collective scheme (prefill --scheme), all_reduce unless given.
+SCHEME: the mesh's collective scheme (prefill --scheme), all_reduce unless given; TOPOLOGY: prefill --topology,
+line unless given; FLAGs: more prefill flags, as given. Closing the executor is recorded too (with, from the
+card bridge, what ttnn holds once it is closed).
 
 Runs the CLI as a user would (a preset with its seeded weights: "tiny", or "tiny-8way", the tiny preset with
 heads enough for eight chips, registered here) and records, in order, every program the
@@ -106,6 +108,17 @@ def _wrap_read(cls, name: str):
     setattr(cls, name, counted)
 
 
+def _wrap_close(cls) -> None:
+    original = cls.close
+
+    def counted(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        RECORD["events"].append(["close", getattr(self, "closed_state", None)])  # the card bridge's: what ttnn holds
+        return out
+
+    cls.close = counted
+
+
 def instrument(executor_cls) -> None:
     """Record the calls made of an executor class (those it has; a call made inside another is part of it)."""
     for wrap, names in ((_wrap_dispatch, ("run", "run_per_chip")),
@@ -114,6 +127,8 @@ def instrument(executor_cls) -> None:
         for name in names:
             if hasattr(executor_cls, name):
                 wrap(executor_cls, name)
+    if hasattr(executor_cls, "close"):
+        _wrap_close(executor_cls)
 
 
 def record_held() -> None:
@@ -156,7 +171,8 @@ def simulate_first_chip_only(cls) -> None:
     cls.__init__ = timing_only
 
 
-def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str, scheme: str = "all_reduce") -> None:
+def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str, scheme: str = "all_reduce",
+         topology: str = "line", *more: str) -> None:
     from ttprefill import cli
 
     register_tiny_8way()
@@ -183,7 +199,8 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             # named, not the default: test_mock_prefill derives the all_reduce scheme's collectives
             code = cli.main(["prefill", "--json", "--backend", backend, "--mesh", mesh, "--model", model,
-                             "--tokens", tokens, "--chunk", chunk, "--scheme", scheme])
+                             "--tokens", tokens, "--chunk", chunk, "--scheme", scheme, "--topology", topology,
+                             *more])
         report["exit_code"] = code
         report["stderr"] = err.getvalue()[-4000:]
         lines = out.getvalue().strip().splitlines()
@@ -197,4 +214,4 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:8])
+    main(*sys.argv[1:])

@@ -172,7 +172,8 @@ def test_the_collectives_are_the_simulators_and_one_all_reduce_per_row_parallel_
 def _expected_weights(case: Case) -> Counter:
     """Each chip's share of the resident weights whose shape the split fixes (k_in x n_out matrices), counted:
     per GDN layer in_proj_qkv (the chip's q, k and v channels), out_proj and the conv taps; per attention layer
-    the fused q|k|v projection and o_proj; per layer the MLP's gate, up and down; the LM head. (Norms, per-head
+    the fused q|k|v projection and o_proj; per layer the MLP's gate | up (one weight, the chip's gate and up
+    columns paired: twice its ffn share) and down; the LM head. (Norms, per-head
     vectors and how the GDN z / b / a projections are laid out are the stack's choice, checked against the
     simulator's only.)"""
     c, H, D = _per_chip(case), case.hidden, case.head_dim
@@ -183,7 +184,7 @@ def _expected_weights(case: Case) -> Counter:
             out.update([(H, c["q"] * 2 * D + 2 * c["kv"] * D), (c["q"] * D, H)])
         else:
             out.update([(H, conv), (c["v"] * D, H), (4 * TILE, conv)])
-        out.update([(H, c["ffn"]), (H, c["ffn"]), (c["ffn"], H)])
+        out.update([(H, 2 * c["ffn"]), (c["ffn"], H)])
     out.update([(H, c["vocab"])])
     return out
 
@@ -238,3 +239,13 @@ def test_every_read_brings_back_what_the_simulators_does_and_the_split_derives(r
                 expected += [["download_shards", [rows, conv], [], [[rows, conv]] * n],
                              ["download_shards", rec, [], [rec] * n]]
     assert tt == expected
+
+
+def test_the_card_is_closed_after_the_prefill(runs):
+    """The CLI closes the mesh it opened; on one chip the engine opened the card itself and closes it. A mesh
+    opens with the line fabric (FABRIC_1D) its collectives run on, one chip with none; closed, none is left."""
+    case = runs["case"]
+    fabric = "FabricConfig.DISABLED" if case.chips == 1 else "FabricConfig.FABRIC_1D"
+    assert [e for e in runs["tt"]["events"] if e[0] == "close"] == [
+        ["close", {"fabric_when_open": fabric, "mesh_open": False, "fabric_after_close": "FabricConfig.DISABLED"}]]
+    assert runs["tt"]["events"][-1][0] == "close"
