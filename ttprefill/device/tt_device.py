@@ -592,6 +592,12 @@ class TTDevice:
         if not load:
             self.mesh.remove_sub_device_manager(manager)
             return
+        if self.mock:
+            self.mesh.remove_sub_device_manager(manager)
+            raise TTDeviceUnavailable(
+                "ttnn 0.81.1's mock cluster crashes loading a sub-device manager (a segfault in "
+                "load_sub_device_manager), which micro-batches on a mesh need: run the mock with micro_batches 1, or "
+                "micro-batches on the simulator (--backend sim)")
         self._sync_programs()
         self.mesh.load_sub_device_manager(manager)
         self._sub_devices = manager

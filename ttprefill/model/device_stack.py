@@ -666,11 +666,15 @@ class DeviceStack:
                 raise
         # A card runs micro-batches' collectives on a sub-device of their own beside the programs' (TTDevice);
         # the simulator's collectives are timed apart from the programs, only the programs' grid changes there.
-        self._sub_devices = self.micro_batches > 1 and self.split.chips > 1 and hasattr(device, "open_sub_devices")
-        if self._sub_devices:
+        if self.micro_batches > 1 and self.split.chips > 1 and hasattr(device, "open_sub_devices"):
             from ttprefill.device.sub_device_timing import compute_sub_device_cores
 
-            device.open_sub_devices(compute_sub_device_cores()[1])
+            try:
+                device.open_sub_devices(compute_sub_device_cores()[1])
+            except Exception:
+                self.free()
+                raise
+            self._sub_devices = True
 
     @property
     def modeled_s(self) -> float:

@@ -1,13 +1,13 @@
 """The card path's sub-devices (TTDevice.open_sub_devices, for the device stack's micro-batches) on ttnn's mock
 n300, in a process of its own:
 
-    python sub_devices_driver.py accept|load report.json
+    python sub_devices_driver.py accept|refuse|load report.json
 
 accept: the mesh opens with its fabric; the sub-device manager TTDevice builds (the programs' first 54 cores, the
 collectives' last 10) is created and removed; ttnn's all_gather and reduce_scatter take a `subdevice_id`, and
 record_event / synchronize_device take `sub_device_ids` (the default sub-device 0: no manager is loaded); a program
-runs on the compute cores. load: the manager is loaded as the device stack would (ttnn 0.81.1's mock crashes
-there). The report holds what each step did or the error it raised.
+runs on the compute cores. refuse: TTDevice.open_sub_devices on the mock (refused, naming why). load: ttnn's own
+load of that manager (ttnn 0.81.1's mock crashes there). The report holds what each step did or the error it raised.
 """
 
 from __future__ import annotations
@@ -54,19 +54,34 @@ def accept(dev: TTDevice, report: dict) -> None:
     _step(report, "program", lambda: dev.run(_copy_program(src, dst, src.num_pages)).program)
 
 
+def refuse(dev: TTDevice, report: dict) -> None:
+    _step(report, "open_sub_devices", lambda: dev.open_sub_devices(COMPUTE_CORES) or "ok")
+
+
 def load(dev: TTDevice, report: dict) -> None:
+    """ttnn's own load of the manager TTDevice builds (TTDevice refuses it on a mock, `refuse`)."""
+    ttnn = import_ttnn()
+    from ttprefill.device.tt_device import sub_device_core_ranges
+
+    def cores(rects):
+        return ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(x0, y0), ttnn.CoreCoord(x1, y1))
+                                  for x0, y0, x1, y1 in rects})
+
+    compute, collectives = sub_device_core_ranges(COMPUTE_CORES)
+    manager = dev.mesh.create_sub_device_manager([ttnn.SubDevice([cores(compute)]),
+                                                  ttnn.SubDevice([cores(collectives)])], 0)
     print("loading", flush=True)
-    dev.open_sub_devices(COMPUTE_CORES)
+    dev.mesh.load_sub_device_manager(manager)
     report["loaded"] = "ok"
-    dev.close_sub_devices()
-    report["closed"] = "ok"
+    dev.mesh.clear_loaded_sub_device_manager()
+    dev.mesh.remove_sub_device_manager(manager)
 
 
 def main(step: str, path: str) -> None:
     report: dict = {"step": step}
     with TTDevice((1, 2), topology="line") as dev:
         report["mock"] = dev.mock
-        {"accept": accept, "load": load}[step](dev, report)
+        {"accept": accept, "refuse": refuse, "load": load}[step](dev, report)
     Path(path).write_text(json.dumps(report, indent=1, default=str))
 
 

@@ -51,10 +51,18 @@ def test_the_mock_n300_accepts_the_sub_device_calls(tmp_path):
     assert report["program"] == "copy_16"  # each chip's [64, 256]: 2 x 8 tiles
 
 
+def test_open_sub_devices_on_the_mock_is_refused_naming_why(tmp_path):
+    proc, report = _run(tmp_path, "refuse")
+    assert proc.returncode == 0 and report is not None, proc.stderr[-6000:]
+    error = report["open_sub_devices"]["error"]
+    assert error.startswith("TTDeviceUnavailable") and "load_sub_device_manager" in error and "--backend sim" in error
+
+
 def test_the_mock_n300_crashes_loading_a_sub_device_manager(tmp_path):
     """ttnn 0.81.1's mock segfaults in load_sub_device_manager (reset_worker_dispatch_state_on_device writes to the
     workers), so the loaded path (programs and collectives on their sub-devices, waited for by events) cannot be
-    dispatched on the mock. If this fails because the load worked, extend the driver to run a prefill there."""
+    dispatched on the mock. If this fails because the load worked, drop TTDevice's refusal on a mock and extend the
+    driver to run a prefill there."""
     proc, report = _run(tmp_path, "load")
     assert report is None and proc.returncode == SIGSEGV, (proc.returncode, proc.stdout[-2000:])
     assert "loading" in proc.stdout and "load_sub_device_manager" in proc.stderr
