@@ -718,8 +718,8 @@ def test_modeled_scan_cycles_regression_guard():
 def test_scan_modeled_cycles_at_the_9b_tensor_parallel_shape():
     """Regression guard, modeled and deterministic: the scan of the 9B layer split over two chips (8 q/k,
     16 v heads) on a 2048-token chunk with checkpoints every 256 tokens, as the engine runs it: the
-    pipelined form. Timing model 2.4, central: 26,739 + 616,964 cycles (the fused form it replaced took
-    26,739 + 838,744)."""
+    pipelined form, records straight into the sequential cores' L1. Timing model 2.4, central: 26,739 +
+    468,973 cycles (records through DRAM took 26,739 + 616,964; the fused form 26,739 + 838,744)."""
     from ttprefill.device.sim_device import SimDevice
 
     dims, T, chunk = gdn.GdnDims(8, 16, 128, 128), 2048, 64
@@ -732,7 +732,7 @@ def test_scan_modeled_cycles_at_the_9b_tensor_parallel_shape():
         gdn.free_layer_tensors(dev, t)
     scan = {r.program.split("_T")[0]: r.cycles for r in reports if "scan" in r.program or "vectors" in r.program}
     assert set(scan) == {"gdn_gate_vectors", "gdn_scan_pipelined"}
-    assert sum(scan.values()) < 1.03 * (26_739 + 616_964), scan
+    assert sum(scan.values()) < 1.03 * (26_739 + 468_973), scan
 
 
 def test_scan_share_of_its_bound_at_8k():

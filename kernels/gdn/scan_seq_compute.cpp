@@ -25,7 +25,8 @@
 //   helper cores run).
 // Runtime args: 0 number of units.
 // CBs (two-program form): inputs c_0 T~ and -T^ interleaved (tile 2t and 2t + 1 for tri index t), c_2 q,
-//      c_3 P, c_4 k (nt x KT), c_5 gate vectors, c_6 initial state block (KT x VBT, fp32), c_7 v block
+//      c_3 P (with GDN_SEQ_PIPELINED whole records, P then the pairs, and no c_0), c_4 k (nt x KT), c_5 gate
+//      vectors, c_6 initial state block (KT x VBT, fp32), c_7 v block
 //      (nt x VBT); scratch c_24 state (2 x KT x VBT), c_25 Vnew, c_26 kh (nt x VBT), c_27 K~^T
 //      (KT x nt), c_28 q~ (nt x KT), all fp32; outputs c_16 O tiles (a chunk's, packed in 2 x 2 blocks),
 //      c_17 state blocks (checkpoints, then the final state).
@@ -224,8 +225,11 @@ void kernel_main() {
     const uint32_t offload_den = get_common_arg_val<uint32_t>(kFirstCheckpointArg + num_checkpoints + 1);
     const RecordView local_view{cb_p, cb_t_beta, cb_neg_t_beta_exp, 0, 0, 1};
     const RecordView helper_view{cb_record, cb_record, cb_record, ntri, ntri + 1, 2};
+#elif defined(GDN_SEQ_PIPELINED)
+    // The pipelined scan: whole records in c_3, sent by the preparing cores (scan_pipeline.h).
+    const RecordView record_view{cb_p, cb_p, cb_p, ntri, ntri + 1, 2};
 #else
-    const RecordView dram_view{cb_p, cb_t_beta, cb_neg_t_beta_exp, 0, 1, 2};
+    const RecordView record_view{cb_p, cb_t_beta, cb_neg_t_beta_exp, 0, 1, 2};
 #endif
 
     compute_kernel_hw_startup(cb_k, cb_h, cb_o);
@@ -275,7 +279,7 @@ void kernel_main() {
                 }
             }
 #else
-            const RecordView& rec = dram_view;
+            const RecordView& rec = record_view;
             {
                 DeviceZoneScopedN("seq.kh_KT");
                 while (kt_jobs.run_one()) {

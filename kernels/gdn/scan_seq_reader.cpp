@@ -15,12 +15,16 @@
 //   10 value tiles per block (VBT), 11 tiles per record, 12 tokens T, 13 q/k tensor width in tiles,
 //   14 q first column tile, 15 k first column tile, 16 value heads per q/k head, 17 v tensor width in
 //   tiles, 18 v first column tile, 19 gate-vector head tiles; with GDN_SEQ_PIPELINED (the pipelined
-//   scan: one unit per core, its records written while it runs) 20 preparing cores per value head.
-// Runtime args: 0 first unit, 1 number of units.
-// CBs: c_0 T~ / -T^ pairs, c_2 q, c_3 P, c_4 k, c_5 gate vectors, c_6 initial state block, c_7 v block.
+//   scan: one unit per core, its records sent into its L1 while it runs, scan_pipeline.h) 20 preparing
+//   cores per value head, 21 record slots.
+// Runtime args: 0 first unit, 1 number of units; with GDN_SEQ_PIPELINED (one unit) then the NoC x and y
+//   of each of the head's preparing cores.
+// CBs: c_0 T~ / -T^ pairs, c_2 q, c_3 P, c_4 k, c_5 gate vectors, c_6 initial state block, c_7 v block;
+//   with GDN_SEQ_PIPELINED c_3 holds whole records (P, then the T~ / -T^ pairs) and c_0 is not used.
 #include "api/dataflow/dataflow_api.h"
 #include "gate_vectors.h"
 #include "gdn_dataflow.h"
+#include "scan_pipeline.h"
 
 namespace {
 constexpr uint32_t cb_t_pairs = tt::CBIndex::c_0;
@@ -69,11 +73,14 @@ void kernel_main() {
     const uint32_t v_row_tiles = get_common_arg_val<uint32_t>(17);
     const uint32_t v_col0 = get_common_arg_val<uint32_t>(18);
     const uint32_t gv_head_tiles = get_common_arg_val<uint32_t>(19);
-#ifdef GDN_SEQ_PIPELINED
-    const uint32_t producers = get_common_arg_val<uint32_t>(20);  // preparing cores of each value head
-#endif
     const uint32_t first_unit = get_arg_val<uint32_t>(0);
     const uint32_t num_units = get_arg_val<uint32_t>(1);
+#ifdef GDN_SEQ_PIPELINED
+    const uint32_t producers = get_common_arg_val<uint32_t>(20);  // preparing cores of each value head
+    const uint32_t slots = get_common_arg_val<uint32_t>(21);      // records the record CB holds
+    const uint32_t consumer = first_unit % (value_tiles / block_tiles);  // this core's index among the head's
+    const uint32_t message = get_semaphore(producers);  // a word to send the record slot's address from
+#endif
 
     constexpr auto record_args = TensorAccessorArgs<0>();
     constexpr auto state_args = TensorAccessorArgs<record_args.next_compile_time_args_offset()>();
@@ -97,12 +104,19 @@ void kernel_main() {
         const uint32_t col0 = (u % blocks) * block_tiles;
         read_grid(cb_state_in, state, hv * key_tiles * value_tiles + col0, key_tiles, block_tiles, value_tiles);
         for (uint32_t c = 0; c < num_chunks; ++c) {
-            const uint32_t rec = (hv * num_chunks + c) * record_tiles;
             const uint32_t first_tt = c * nt;
 #ifdef GDN_SEQ_PIPELINED
-            // Pipelined scan: k, q, the gate vectors and v (what the compute kernel starts on) in one batch,
-            // then the record, once its preparing core has written it (scan_prep_writer.cpp): chunk c is
-            // the (c / producers + 1)-th record counted by semaphore c % producers.
+            // Pipelined scan: the record comes from producer j = c % producers straight into this core's
+            // record slot (scan_pipeline.h). Announce the slot first, so the producer can write while k,
+            // q, the gate vectors and v (what the compute kernel starts on) are read.
+            const uint32_t j = c % producers, k_th = c / producers;
+            const uint32_t px = get_arg_val<uint32_t>(2 + 2 * j), py = get_arg_val<uint32_t>(3 + 2 * j);
+            cb_reserve_back(cb_p, record_tiles);
+            *reinterpret_cast<volatile tt_l1_ptr uint32_t*>(message) = get_write_ptr(cb_p);
+            noc_semaphore_set_remote(message,
+                                     get_noc_addr(px, py, get_semaphore(gdn::pipeline::address_sem(consumer, k_th, slots))));
+            noc_async_write_barrier();
+            noc_semaphore_inc(get_noc_addr(px, py, get_semaphore(gdn::pipeline::free_sem(consumer, slots))), 1);
             cb_reserve_back(cb_k, nt * key_tiles);
             cb_reserve_back(cb_q, nt * key_tiles);
             cb_reserve_back(cb_v, nt * block_tiles);
@@ -120,11 +134,10 @@ void kernel_main() {
             cb_push_back(cb_vec, kinds * nt);
             cb_push_back(cb_q, nt * key_tiles);
             cb_push_back(cb_v, nt * block_tiles);
-            noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(c % producers)),
-                                   c / producers + 1);
-            read_grid(cb_p, records, rec, 1, ntri, 0);
-            read_grid(cb_t_pairs, records, rec + ntri, 1, 2 * ntri, 0);
+            noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(j)), k_th + 1);
+            cb_push_back(cb_p, record_tiles);
 #else
+            const uint32_t rec = (hv * num_chunks + c) * record_tiles;
             read_grid(cb_p, records, rec, 1, ntri, 0);
             read_grid(cb_t_pairs, records, rec + ntri, 1, 2 * ntri, 0);
             gdn::read_head_block(cb_k, k, first_tt, nt, token_tiles, qk_row_tiles, k_col0 + hq * key_tiles, key_tiles);

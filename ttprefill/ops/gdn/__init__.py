@@ -41,8 +41,8 @@ Programs and what each fuses (kernels in kernels/gdn/):
    and the pipelined form below does not fit; with few heads the two programs spread the work wider.
 4|5 pipelined (scan_pipelined_program): programs 4 and 5 as one program on disjoint cores, one (value head,
    value block) unit per sequential core and per head two or more preparing cores, chunk c by the
-   (c % producers)-th; each record goes to DRAM and a semaphore increment tells the head's sequential
-   cores, whose readers wait for it, so the sequential pass starts after the first chunk's preparation
+   (c % producers)-th; each record goes straight into a slot in the L1 of the head's sequential cores
+   (kernels/gdn/scan_pipeline.h), no DRAM round trip, so the sequential pass starts after the first chunk's preparation
    and the preparation runs on the cores the sequential units leave idle. Chosen by default wherever
    pipeline_plan finds room (the 9B's 16 heads per chip on 2 chips, 27B's 6 per chip on 8); same bits
    as 4 then 5. Both kinds of core are limited by their

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 # core_list and split_units are the device's work split, re-exported as part of the GDN planner's API
 from ttprefill.device.program import DataFormat, core_list, split_units  # noqa: F401
-from ttprefill.hw import DRAM_PEAK_BYTES_PER_CYCLE, MAX_CORES, MAX_RUNTIME_ARGS
+from ttprefill.hw import DRAM_PEAK_BYTES_PER_CYCLE, MAX_CORES, MAX_RUNTIME_ARGS, MAX_SEMAPHORES
 
 from .shapes import BF16, FP32, TILE, GdnCheckpointError, GdnDims, ScanShape
 
@@ -96,6 +96,13 @@ def offloaded_chunks(num_chunks: int, plan: HelperPlan) -> list[int]:
 # c by the (c % producers)-th) while its sequential cores run; a sequential core counts each producer's
 # records on a semaphore of its own, so at most this many producers per head.
 MAX_PREP_CORES_PER_HEAD = 8
+# Record slots in a sequential core's L1 (kernels/gdn/scan_pipeline.h): 3 lets a preparing core deliver a
+# chunk's record while the sequential core still works on the two before it. A choice, measured (modeled,
+# 9B per chip on 2 chips, 2048 tokens, one write per core): 2 slots 481k cycles, 3 slots 462k.
+PIPELINE_RECORD_SLOTS = 3
+# A preparing core keeps a free count and a slot-address word per record slot for each sequential core of
+# its head in its semaphores (scan_pipeline.h), so it serves at most this many.
+MAX_SEQ_CORES_PER_HEAD = MAX_SEMAPHORES // (1 + PIPELINE_RECORD_SLOTS)
 # A head's preparation of one chunk costs about as much as its sequential part of it (_PREP_CYCLES_PER_CHUNK
 # against _SEQ_CYCLES_PER_CHUNK), so with one preparing core per head the sequential cores wait on it:
 # modeled at 2048 tokens, 32 heads (one each) 0.97M cycles against the fused scan's 0.80M, while 16 heads
@@ -121,6 +128,8 @@ def pipeline_plan(shape: ScanShape, max_cores: int = MAX_CORES,
     s, vt, nt, kt = shape, shape.value_tiles, shape.chunk_tiles, shape.key_tiles
     best, best_cost = None, None
     for block in sorted((b for b in range(1, vt + 1) if vt % b == 0), reverse=True):
+        if vt // block > MAX_SEQ_CORES_PER_HEAD:
+            continue
         units = s.v_heads * (vt // block)
         producers = min(MAX_PREP_CORES_PER_HEAD, (max_cores - units) // s.v_heads)
         if producers < MIN_PREP_CORES_PER_HEAD:

@@ -12,6 +12,7 @@ from ttprefill.device.program import (
     DRAM_WRITE_NOC,
     CircularBuffer,
     ComputeConfig,
+    CoreCoord,
     CoreRangeSet,
     DataFormat,
     Kernel,
@@ -28,6 +29,8 @@ from ttprefill.hw import MAX_CORES, compute_cores
 from .planner import (
     MAX_HEADS_PER_HELPER,
     MAX_PREP_CORES_PER_HEAD,
+    MAX_SEQ_CORES_PER_HEAD,
+    PIPELINE_RECORD_SLOTS,
     PipelinePlan,
     RECORD_SLOTS,
     balance_units,
@@ -227,11 +230,15 @@ def _writer(s: ScanShape, cores, out: HeadColumns, final_state: DeviceTensor, ch
                                        noc=DRAM_WRITE_NOC)
 
 
-def _seq_cbs(s: ScanShape, block: int, rec_fmt: DataFormat, qkv_fmt: DataFormat, out_fmt: DataFormat, cb) -> list:
-    """The sequential pass's CBs (scan_seq_compute.cpp, two-program form)."""
+def _seq_cbs(s: ScanShape, block: int, rec_fmt: DataFormat, qkv_fmt: DataFormat, out_fmt: DataFormat, cb,
+             pipelined: bool = False) -> list:
+    """The sequential pass's CBs (scan_seq_compute.cpp, two-program form). Pipelined: PIPELINE_RECORD_SLOTS
+    whole records in c_3, the slots the preparing cores write into (scan_pipeline.h), and no c_0."""
     nt, kt = s.chunk_tiles, s.key_tiles
-    return [
-        cb(0, rec_fmt, 4 * s.tri_tiles), cb(2, qkv_fmt, 2 * nt * kt), cb(3, rec_fmt, 2 * s.tri_tiles),  # T pairs, q, P
+    records = [cb(3, rec_fmt, PIPELINE_RECORD_SLOTS * s.record_tiles)] if pipelined else [
+        cb(0, rec_fmt, 4 * s.tri_tiles), cb(3, rec_fmt, 2 * s.tri_tiles)]                   # T pairs, P
+    return records + [
+        cb(2, qkv_fmt, 2 * nt * kt),                                                         # q
         cb(4, qkv_fmt, 2 * nt * kt), cb(5, FP32, 2 * s.vector_tiles), cb(6, FP32, kt * block),  # k, vectors, state in
         cb(7, qkv_fmt, 2 * nt * block),                                                      # v block
         cb(16, out_fmt, 2 * nt * block), cb(17, FP32, DST_TILES),                            # O, state out
@@ -245,20 +252,21 @@ def _seq_kernels(s: ScanShape, cores, block: int, records: DeviceTensor, gate_ve
                  final_state: DeviceTensor, checkpoint_states: DeviceTensor, ck: list[int],
                  fidelity: MathFidelity, producers: int = 0) -> tuple[Kernel, Kernel, Kernel]:
     """The sequential pass's reader, compute and writer (runtime args left to the caller); producers > 0:
-    the pipelined scan's reader, which waits for each record (scan_seq_reader.cpp, GDN_SEQ_PIPELINED)."""
+    the pipelined scan's, whose records arrive in L1 from the preparing cores (GDN_SEQ_PIPELINED)."""
     nt, kt = s.chunk_tiles, s.key_tiles
+    defines = {"GDN_SEQ_PIPELINED": "1"} if producers else {}
     reader = Kernel(GDN_KERNELS / "scan_seq_reader.cpp", Role.RISCV_1, cores,
                     records.accessor_args() + initial_state.accessor_args() + q.tensor.accessor_args()
                     + gate_vectors.accessor_args(),
-                    defines={"GDN_SEQ_PIPELINED": "1"} if producers else {},
+                    defines=defines,
                     common_runtime_args=[records.address, gate_vectors.address, initial_state.address,
                                          q.tensor.address, k.tensor.address, v.tensor.address, s.num_chunks, nt, kt,
                                          s.value_tiles, block, s.record_tiles, s.tokens, q.tensor.tiles_w,
                                          q.first_col_tile, k.first_col_tile, s.group, v.tensor.tiles_w,
-                                         v.first_col_tile, s.head_tiles] + ([producers] if producers else []),
+                                         v.first_col_tile, s.head_tiles] + ([producers, PIPELINE_RECORD_SLOTS] if producers else []),
                     noc=DRAM_READ_NOC)
     compute = Kernel(GDN_KERNELS / "scan_seq_compute.cpp", Role.COMPUTE, cores,
-                     common_runtime_args=[nt, kt, block, s.num_chunks, len(ck), *ck],
+                     common_runtime_args=[nt, kt, block, s.num_chunks, len(ck), *ck], defines=dict(defines),
                      compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
     writer = _writer(s, cores, out, final_state, checkpoint_states, ck, block)
     return reader, compute, writer
@@ -402,6 +410,19 @@ def scan_fused_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns,
     return program
 
 
+def _multicast_rectangle(device, cores: list[CoreCoord]) -> list[int]:
+    """[1, NoC x/y start, x/y end] when `cores` (two or more) are one segment of a grid row whose NoC
+    rectangle holds nothing else (not across the DRAM column), named in the corner order of the preparing
+    writer's NoC (DRAM_WRITE_NOC: NoC 1 starts at the high corner); else [0, 0, 0, 0, 0]: the writer
+    sends to each core in turn (scan_prep_writer.cpp)."""
+    noc = [device.worker_noc_coord(c) for c in cores]
+    row = len(cores) > 1 and all(y == noc[0][1] and x == noc[0][0] + i for i, (x, y) in enumerate(noc))
+    if not row:
+        return [0, 0, 0, 0, 0]
+    lo, hi = noc[0], noc[-1]
+    return [1, *hi, *lo] if DRAM_WRITE_NOC == 1 else [1, *lo, *hi]
+
+
 def scan_pipelined_program(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: HeadColumns,
                            gate_vectors: DeviceTensor, records: DeviceTensor, initial_state: DeviceTensor,
                            out: HeadColumns, final_state: DeviceTensor, checkpoint_states: DeviceTensor,
@@ -410,10 +431,12 @@ def scan_pipelined_program(device, shape: ScanShape, q: HeadColumns, k: HeadColu
     """The preparation and the sequential pass of the two-program scan as one program on disjoint cores:
     one (value head, value block) unit per sequential core, and per value head plan.producers preparing
     cores, the j-th preparing chunks j, j + producers, ... in order. A preparing core writes each record
-    to DRAM and then increments a semaphore on the head's sequential cores, whose readers wait for it
-    (scan_prep_writer.cpp / scan_seq_reader.cpp built with GDN_PREP_PIPELINED / GDN_SEQ_PIPELINED). The
-    sequential pass starts after the first chunk's preparation instead of after all of them, and the
-    cores the sequential units leave idle prepare. Same kernels, same arithmetic, same bits as the two
+    into a record slot in the L1 of each of the head's sequential cores (kernels/gdn/scan_pipeline.h:
+    the sequential core's reader names the free slot, the producer writes it and counts it on the
+    consumer's semaphore); scan_prep_writer.cpp / scan_seq_reader.cpp built with GDN_PREP_PIPELINED /
+    GDN_SEQ_PIPELINED. The sequential pass starts after the first chunk's preparation instead of after
+    all of them, the cores the sequential units leave idle prepare, and the records never go through
+    DRAM (`records` gives only their format). Same kernels, same arithmetic, same bits as the two
     programs."""
     s = shape
     plan = plan or pipeline_plan(s, max_cores, records.data_format)
@@ -424,13 +447,14 @@ def scan_pipelined_program(device, shape: ScanShape, q: HeadColumns, k: HeadColu
     _check_qkv(s, q, k, v)
     _check_gate_vectors(s, gate_vectors)
     _check_outputs(s, out, final_state, initial_state, checkpoint_states, checkpoint_chunks, block)
-    if records.num_pages < s.v_heads * s.num_chunks * s.record_tiles:
-        raise GdnShapeError("the chunk-record tensor is too small for this shape (use allocate_scan_scratch)")
     blocks = s.value_tiles // block
     units = s.v_heads * blocks
     if producers > MAX_PREP_CORES_PER_HEAD or units + s.v_heads * producers > max_cores:
         raise GdnShapeError(f"{units} sequential units and {producers} preparing cores per value head do not fit "
                             f"{max_cores} cores (at most {MAX_PREP_CORES_PER_HEAD} per head)")
+    if blocks > MAX_SEQ_CORES_PER_HEAD:
+        raise GdnShapeError(f"{blocks} value blocks of {block} tiles per head: a preparing core serves at most "
+                            f"{MAX_SEQ_CORES_PER_HEAD} sequential cores; use a wider block")
     all_cores = core_list(units + s.v_heads * producers)
     seq_list, prep_list = all_cores[:units], all_cores[units:]
     seq_cores, prep_cores = CoreRangeSet.of(seq_list), CoreRangeSet.of(prep_list)
@@ -439,13 +463,15 @@ def scan_pipelined_program(device, shape: ScanShape, q: HeadColumns, k: HeadColu
     def on(cores):
         return lambda index, fmt, pages: CircularBuffer(index, fmt, fmt.tile_bytes, pages, cores)
 
-    cbs = (_seq_cbs(s, block, rec_fmt, qkv_fmt, out.tensor.data_format, on(seq_cores))
+    cbs = (_seq_cbs(s, block, rec_fmt, qkv_fmt, out.tensor.data_format, on(seq_cores), pipelined=True)
            + _prep_cbs(s, qkv_fmt, prep_cores, on(prep_cores)) + [on(prep_cores)(16, rec_fmt, 8)])
     ck = [int(c) for c in checkpoint_chunks]
     reader, compute, writer = _seq_kernels(s, seq_cores, block, records, gate_vectors, q, k, v, initial_state, out,
                                            final_state, checkpoint_states, ck, fidelity, producers)
     for u, core in enumerate(seq_list):
-        reader.runtime_args[core] = [u, 1]
+        hv = u // blocks
+        reader.runtime_args[core] = [u, 1] + [
+            x for p in prep_list[hv * producers:(hv + 1) * producers] for x in device.worker_noc_coord(p)]
         compute.runtime_args[core] = [1]
         writer.runtime_args[core] = [u, 1]
     pipelined = {"GDN_PREP_PIPELINED": "1"}
@@ -456,23 +482,26 @@ def scan_pipelined_program(device, shape: ScanShape, q: HeadColumns, k: HeadColu
                        common_runtime_args=[s.chunk_tiles, s.key_tiles],
                        compute_config=ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=True))
     p_writer = Kernel(GDN_KERNELS / "scan_prep_writer.cpp", Role.RISCV_0, prep_cores, records.accessor_args(),
-                      defines=pipelined, common_runtime_args=[records.address, s.record_tiles, s.num_chunks],
+                      defines=pipelined,
+                      common_runtime_args=[records.address, s.record_tiles, s.num_chunks, PIPELINE_RECORD_SLOTS],
                       noc=DRAM_WRITE_NOC)
     for i, core in enumerate(prep_list):
         hv, first = divmod(i, producers)
         consumers = seq_list[hv * blocks:(hv + 1) * blocks]
         p_reader.runtime_args[core] = [hv, first, producers]
         p_compute.runtime_args[core] = [len(range(first, s.num_chunks, producers))]
-        p_writer.runtime_args[core] = [hv, first, producers, len(consumers)] + [
+        p_writer.runtime_args[core] = [hv, first, producers, len(consumers), *_multicast_rectangle(device, consumers)] + [
             x for c in consumers for x in device.worker_noc_coord(c)]
     _unpack_copies_to_dest(compute, cbs, (5, 6, 17))
     _unpack_copies_to_dest(p_compute, cbs, (3, 16, 27))
-    program = Program([reader, compute, writer, p_reader, p_compute, p_writer], cbs,
-                      [Semaphore(j, seq_cores, 0) for j in range(producers)],
+    # scan_pipeline.h: on a sequential core the ready count of each producer, then the word its reader sends
+    # the slot address from; on a preparing core per sequential core a free count and an address per slot.
+    semaphores = ([Semaphore(j, seq_cores, 0) for j in range(producers + 1)]
+                  + [Semaphore(j, prep_cores, 0) for j in range(blocks * (1 + PIPELINE_RECORD_SLOTS))])
+    program = Program([reader, compute, writer, p_reader, p_compute, p_writer], cbs, semaphores,
                       inputs={"q": q.tensor, "k": k.tensor, "v": v.tensor, "gate_vectors": gate_vectors,
                               "initial_state": initial_state},
-                      outputs={"records": records, "out": out.tensor, "final_state": final_state,
-                               "checkpoints": checkpoint_states},
+                      outputs={"out": out.tensor, "final_state": final_state, "checkpoints": checkpoint_states},
                       name=f"gdn_scan_pipelined_T{s.tokens}_h{s.qk_heads}x{s.v_heads}_k{s.key_dim}v{s.value_dim}_c{s.chunk}")
     _validate_l1(program, f"chunk {s.chunk}", "lower the chunk to 64 or 32, or use the fused scan")
     return program
