@@ -444,6 +444,7 @@ def chip_split(config: ModelConfig, device, scheme: str = DEFAULT_SCHEME,
 
 def _checked_dtype(collective_dtype) -> CollectiveDtype:
     if not isinstance(collective_dtype, CollectiveDtype):
-        raise TensorParallelError(f"collective_dtype must be a CollectiveDtype (model/collective_dtype.py; "
-                                  f"CollectiveDtype.parse('bfp8') or 'gather=bfp8,reduce=bf16'), got {collective_dtype!r}")
+        raise TensorParallelError("collective_dtype must be a CollectiveDtype (model/collective_dtype.py; "
+                                  "CollectiveDtype.parse('bfp8') or 'gather=bfp8,reduce=bf16'), got "
+                                  f"{collective_dtype!r}")
     return collective_dtype
