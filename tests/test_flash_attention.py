@@ -317,3 +317,69 @@ def test_modeled_fpu_utilisation_does_not_regress(seq, hq, d, floor):
     args = AttentionBenchArgs(seq=seq, q_heads=hq, kv_heads=4, head_dim=d, check="no",
                               device=DeviceChoice(timing_only=True))
     assert attention_bench(args)["fpu_util"] >= floor
+
+
+# ------------------------------------------------------------------------------------------ K/V sharing
+
+# Sq, p0, Hq, Hkv, head_dim, page format, gated, cores per sharing group
+SHARED = [
+    (512, 1000, 8, 2, 128, BF16, False, 4),
+    (256, 64, 4, 1, 256, BFP8, True, 8),
+    (200, 0, 6, 1, 64, BF16, False, 2),
+]
+
+
+@pytest.mark.parametrize("sq,p0,hq,hkv,d,fmt,gated,share", SHARED,
+                         ids=[f"sq{s[0]}-p0{s[1]}-h{s[2]}x{s[3]}-d{s[4]}-{s[5].name}-share{s[7]}" for s in SHARED])
+def test_shared_kv_reads_match_fp64_reference(device, sq, p0, hq, hkv, d, fmt, gated, share):
+    """Groups of cores that read each K/V block once (the first multicasts it) give the reference's answer,
+    causal chunks included, where a group streams keys past some of its units' last query (dropped)."""
+    q, k, v, gate = make_inputs(sq + p0 + share, sq, p0, hq, hkv, d, gated)
+    page_tokens = 64
+    blocks = -(-(p0 + sq) // page_tokens)
+    table, pages = shuffled_table(sq + 1, blocks)
+    config = FlashAttentionConfig(kv_share_cores=share)
+    plan = fa.plan_attention(hq, hkv, d, sq, p0, fmt, gated, config, pages)
+    assert plan.kv_share == share
+    cache = KVCache.create(device, pages, page_tokens, hkv, d, fmt)
+    try:
+        prefill_prefix(device, cache, table, k, v, p0)
+        out = flash_attention(device, q, k[p0:], v[p0:], cache, table, p0, gate=gate, config=config)
+    finally:
+        cache.free()
+    ref = causal_attention(q, as_stored(k, fmt), as_stored(v, fmt), p0, gate=gate)
+    assert pcc(ref, out) >= PCC_MIN and rel_rms(ref, out) <= REL_RMS_MAX
+
+
+@pytest.mark.parametrize("hq,hkv,d,sq,p0,share", [(8, 2, 256, 2048, 30720, 8), (24, 4, 128, 4096, 0, 4),
+                                                  (8, 2, 256, 2048, 0, 2)])
+def test_shared_split_groups_units_of_one_kv_head(hq, hkv, d, sq, p0, share):
+    plan = fa.plan_attention(hq, hkv, d, sq, p0, BF16, config=FlashAttentionConfig(kv_share_cores=share))
+    units = [u for core in plan.core_units for u in core]
+    assert sorted(units) == sorted(fa.pack_unit(hg, b) for hg, b in plan.units())
+    heads_per_kv = plan.group // plan.hpu
+    for first in range(0, len(plan.core_units), share):
+        group = plan.core_units[first:first + share]
+        streamed = plan.core_streamed[first:first + share]
+        assert len(group) == share and {len(c) for c in group} == {len(group[0])}
+        assert all(c // 8 == first // 8 for c in range(first, first + share))  # one grid row
+        for n in range(len(group[0])):  # round n: one kv head, one streamed length covering every unit
+            assert len({(c[n] >> 16) // heads_per_kv for c in group}) == 1
+            assert len({s[n] for s in streamed}) == 1
+            assert streamed[0][n] == max(plan.unit_key_tiles(c[n] & 0xFFFF) for c in group)
+
+
+def test_some_shared_case_streams_keys_past_a_units_own():
+    """The numeric cases above include a group whose reads run past some unit's last key (dropped by compute)."""
+    def drops(sq, p0, hq, hkv, d, fmt, gated, share):
+        plan = fa.plan_attention(hq, hkv, d, sq, p0, fmt, gated, FlashAttentionConfig(kv_share_cores=share))
+        return any(s > plan.unit_key_tiles(u & 0xFFFF)
+                   for units, streamed in zip(plan.core_units, plan.core_streamed) for u, s in zip(units, streamed))
+    assert any(drops(*case) for case in SHARED)
+
+
+def test_kv_share_that_cannot_be_arranged_is_refused():
+    with pytest.raises(fa.FlashAttentionError, match="kv_share_cores=3"):
+        fa.plan_attention(8, 2, 128, 512, 0, BF16, config=FlashAttentionConfig(kv_share_cores=3))
+    with pytest.raises(fa.FlashAttentionError, match="cannot be arranged"):  # one kv head's 1 unit: no group of 8
+        fa.plan_attention(1, 1, 64, 32, 0, BF16, config=FlashAttentionConfig(kv_share_cores=8))

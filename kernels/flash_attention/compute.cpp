@@ -37,7 +37,9 @@
 //                    5 guard: the largest block row sum the fast path accepts (fp32 bits)
 // Runtime args: 0 p0, 1 sq, 2 Bq, 3 rt (rows per matmul block, 1 or 2; divides R = hpu * Bq),
 //               4 ct_s (score tiles per DST block row), 5 ct_o (output tiles per DST block row),
-//               6 number of units, 7.. the units ((head group << 16) | query block)
+//               6 number of units N, 7.. the units ((head group << 16) | query block), then N key-tile
+//               counts: the key tiles the reader streams for each unit (a K/V sharing group streams the most
+//               any of its units needs; the blocks past the unit's own are dropped unread)
 // Circular buffers: see flash_attention_common.h.
 #include <cstdint>
 
@@ -746,6 +748,13 @@ void kernel_main() {
         for (uint32_t kb = 0; kb < key_blocks; ++kb) {
             const uint32_t width = fa::block_width(kb, key_tiles, Bk);
             key_block(g, unit, kb, width);
+            cb_pop_front(fa::cb_k, Bk * Dt);
+            cb_pop_front(fa::cb_v, Bk * Dt);
+        }
+        const uint32_t streamed_blocks = (get_arg_val<uint32_t>(kFirstUnitArg + num_units + n) + Bk - 1) / Bk;
+        for (uint32_t kb = key_blocks; kb < streamed_blocks; ++kb) {
+            cb_wait_front(fa::cb_k, Bk * Dt);
+            cb_wait_front(fa::cb_v, Bk * Dt);
             cb_pop_front(fa::cb_k, Bk * Dt);
             cb_pop_front(fa::cb_v, Bk * Dt);
         }

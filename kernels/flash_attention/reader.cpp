@@ -13,7 +13,11 @@
 //   0 Q address, 1 K pool address, 2 V pool address, 3 page table address,
 //   4 p0 (absolute position of the first query), 5 sq (valid query rows),
 //   6 query tile-rows per head in the Q tensor, 7 Bq (query tile-rows per head in a unit),
-//   8 number of units, 9.. the units ((head group << 16) | query block)
+//   8 K/V sharing role (kv_share.h: alone, sender, receiver), 9 receivers (sender), 10..13 the receivers'
+//   multicast rectangle (sender), 14, 15 the sender's NoC coordinates (receiver), 16, 17 semaphore ids
+//   "ready" and "valid", 18 number of units N, 19.. the units ((head group << 16) | query block), then N
+//   key-tile counts: the key tiles streamed for each unit (its own, or more: a sharing group streams
+//   the most any of its units needs, and compute drops the blocks past its own)
 // Circular buffers:
 //   cb_q     <- R x Dt Q tiles per unit (row rho = query head hg * hpu + rho / Bq, tile-row b * Bq + rho % Bq)
 //   cb_k     <- Dt x Bk K tiles per key block, K tile (key tile j, dim tile d) at slot d * Bk + j, so that
@@ -26,6 +30,7 @@
 // of kv head g sits in page table[t / page_tiles] at tile row t % page_tiles.
 #include "api/dataflow/dataflow_api.h"
 #include "flash_attention_common.h"
+#include "kv_share.h"
 
 namespace {
 
@@ -85,8 +90,13 @@ void kernel_main() {
     const uint32_t sq = get_arg_val<uint32_t>(5);
     const uint32_t q_tiles_per_head = get_arg_val<uint32_t>(6);
     const uint32_t bq = get_arg_val<uint32_t>(7);
-    const uint32_t num_units = get_arg_val<uint32_t>(8);
-    constexpr uint32_t kFirstUnitArg = 9;
+    const fa_share::Group share{get_arg_val<uint32_t>(8),  get_arg_val<uint32_t>(9),  get_arg_val<uint32_t>(10),
+                                get_arg_val<uint32_t>(11), get_arg_val<uint32_t>(12), get_arg_val<uint32_t>(13),
+                                get_arg_val<uint32_t>(14), get_arg_val<uint32_t>(15),
+                                get_semaphore(get_arg_val<uint32_t>(16)), get_semaphore(get_arg_val<uint32_t>(17))};
+    const uint32_t num_units = get_arg_val<uint32_t>(18);
+    constexpr uint32_t kFirstUnitArg = 19;
+    const uint32_t first_count_arg = kFirstUnitArg + num_units;
 
     const uint32_t q_tile_bytes = get_tile_size(fa::cb_q);
     const uint32_t kv_tile_bytes = get_tile_size(fa::cb_k);
@@ -126,7 +136,7 @@ void kernel_main() {
         cb_push_back(fa::cb_q, rows * Dt);
 
         const uint32_t kv_head = fa::unit_kv_head(unit, kHeadsPerUnit, kGroup);
-        const uint32_t key_tiles = fa::unit_key_tiles(unit.q_block, bq, p0, sq);
+        const uint32_t key_tiles = get_arg_val<uint32_t>(first_count_arg + n);
         const uint32_t key_blocks = (key_tiles + Bk - 1) / Bk;
         for (uint32_t kb = 0; kb < key_blocks; ++kb) {
             const uint32_t width = fa::block_width(kb, key_tiles, Bk);
@@ -134,6 +144,12 @@ void kernel_main() {
             cb_reserve_back(fa::cb_v, kBlockTiles);
             const uint32_t k_l1 = get_write_ptr(fa::cb_k);
             const uint32_t v_l1 = get_write_ptr(fa::cb_v);
+            if (share.role == fa_share::kReceiver) {
+                fa_share::receive(share);
+                cb_push_back(fa::cb_k, kBlockTiles);
+                cb_push_back(fa::cb_v, kBlockTiles);
+                continue;
+            }
             for (uint32_t j = 0; j < width; ++j) {
                 const uint32_t key_tile = kb * Bk + j;
                 const uint32_t page = fa::page_table_entry(page_table, key_tile / kPageTiles);
@@ -144,6 +160,7 @@ void kernel_main() {
                 }
             }
             noc_async_read_barrier();
+            if (share.role == fa_share::kSender) fa_share::send(share, k_l1, v_l1, kBlockTiles * kv_tile_bytes);
             cb_push_back(fa::cb_k, kBlockTiles);
             cb_push_back(fa::cb_v, kBlockTiles);
         }

@@ -39,6 +39,7 @@ from .shapes import (
     CB_TABLE,
     CB_V,
     DEFAULT_K_BLOCK_TILES,
+    KV_SHARE_CHOICES,
     MAX_LAZY_RESCALE_NATS,
     MAX_UNITS_PER_CORE,
     NUM_MASK_TILES,
@@ -63,6 +64,12 @@ _STEP_CYCLES = 300  # per key block and query tile-row: moving the state CBs, th
 _ROW_CYCLES_PER_DIM_TILE = 300  # per row and head-dim tile: Q load, O / l, output pack
 MAX_UNIT_ROWS = 16  # query tile-rows per unit considered (more share K/V better but load-balance worse)
 _MATMUL_CYCLES_PER_PHASE = 16
+# Per key block of a unit, whatever its rows: the block's hand-over between reader and compute and the
+# drained row-group pipeline. Fitted to simulated runs (timing model 2.4, central) at d 256, chunk 2048
+# after a 30k prefix, 8 q / 2 kv heads on 64 cores: 4 rows a unit cost ~17k cycles a block of 8 key tiles
+# more than 8 rows a unit over the same scores (~13k with 4 key tiles); an estimate at other shapes.
+_KEY_BLOCK_CYCLES = 7800
+_KEY_BLOCK_CYCLES_PER_TILE = 150  # per key tile and head-dim tile of the block
 # What the cost model expects of DRAM under every core's load (an estimate; ttprefill.hw says why).
 _DRAM_BYTES_PER_CYCLE = DRAM_PLANNING_BYTES_PER_CYCLE
 
@@ -87,7 +94,10 @@ class AttentionPlan:
     bq: int  # query tile-rows per head per unit
     hpu: int  # query heads per unit (divides group)
     row_block: int = 2  # query tile-rows per matmul block asked for (1 or 2; 1 when rows is odd)
+    kv_share: int = 1  # cores of a K/V sharing group (kernels/flash_attention/kv_share.h)
     core_units: tuple[tuple[int, ...], ...] = field(default=())  # packed units per core
+    # Per core, per unit: the key tiles the reader streams (the unit's own, or its sharing group's most).
+    core_streamed: tuple[tuple[int, ...], ...] = field(default=())
 
     @property
     def dt(self) -> int:
@@ -141,6 +151,11 @@ class AttentionPlan:
     @property
     def cores(self) -> list[CoreCoord]:
         return [CoreCoord(i % 8, i // 8) for i in range(len(self.core_units))]
+
+    def share_group(self, core_index: int) -> tuple[int, int]:
+        """(first core index, cores) of the K/V sharing group of a core: consecutive cores of one grid row."""
+        first = core_index - core_index % self.kv_share
+        return first, min(self.kv_share, len(self.core_units) - first)
 
     def circular_buffers(self, table_tiles: int) -> list[tuple[int, DataFormat, int]]:
         """(index, format, pages) of every CB on a core. With room to spare in L1, cb_out grows to a whole
@@ -237,8 +252,9 @@ def _unit_cycles(plan: AttentionPlan, q_block: int) -> float:
     key_tiles = plan.unit_key_tiles(q_block)
     key_blocks = _ceil_div(key_tiles, plan.bk)
     seed = _SEED_CYCLES_PER_ROW + plan.dt * _SEED_CYCLES_PER_ROW_DIM_TILE
+    block = _KEY_BLOCK_CYCLES + _KEY_BLOCK_CYCLES_PER_TILE * plan.bk * plan.dt
     return plan.rows * (key_tiles * per_score_tile + seed + key_blocks * _STEP_CYCLES + _ROW_CYCLES
-                        + plan.dt * _ROW_CYCLES_PER_DIM_TILE)
+                        + plan.dt * _ROW_CYCLES_PER_DIM_TILE) + key_blocks * block
 
 
 def _exposed_q_load_cycles(plan: AttentionPlan, table_tiles: int, n_cores: int) -> float:
@@ -252,21 +268,63 @@ def _exposed_q_load_cycles(plan: AttentionPlan, table_tiles: int, n_cores: int) 
     return q_tiles * DataFormat.Float16_b.tile_bytes / (_DRAM_BYTES_PER_CYCLE / n_cores)
 
 
-def _split_units(plan: AttentionPlan, table_tiles: int = 1) -> tuple[tuple[tuple[int, ...], ...], float]:
-    """(units per core, modeled makespan in cycles)."""
+@dataclass(frozen=True)
+class _Split:
+    core_units: tuple[tuple[int, ...], ...]
+    core_streamed: tuple[tuple[int, ...], ...]
+    makespan: float  # modeled cycles of the busiest core
+    key_tiles_read: int  # key tiles read from the cache pages (each K and V, all units)
+
+
+def _split_units(plan: AttentionPlan, table_tiles: int = 1) -> _Split | None:
+    """The units over the cores (None: this plan's K/V sharing cannot be arranged)."""
+    if plan.kv_share > 1:
+        return _shared_split(plan, table_tiles)
     n_cores = min(plan.config.max_cores, len(plan.units()))
     q_load = _exposed_q_load_cycles(plan, table_tiles, n_cores)
     costs = [(_unit_cycles(plan, b) + q_load, pack_unit(hg, b)) for hg, b in plan.units()]
     per_core = _lpt(costs, n_cores)
     loads = {packed: cost for cost, packed in costs}
     makespan = max(sum(loads[u] for u in units) for units in per_core)
-    return tuple(tuple(u) for u in per_core), makespan
+    streamed = tuple(tuple(plan.unit_key_tiles(u & 0xFFFF) for u in units) for units in per_core)
+    return _Split(tuple(tuple(u) for u in per_core), streamed, makespan,
+                  sum(plan.unit_key_tiles(b) for _, b in plan.units()))
 
 
-def _estimated_cycles(plan: AttentionPlan, makespan: float) -> float:
-    """The slower of the busiest core and the DRAM traffic (K/V read once per unit)."""
-    kv_bytes = sum(plan.unit_key_tiles(b) for _, b in plan.units()) * 2 * plan.dt * plan.page_format.tile_bytes
-    return max(makespan, kv_bytes / _DRAM_BYTES_PER_CYCLE)
+def _shared_split(plan: AttentionPlan, table_tiles: int) -> _Split | None:
+    """K/V sharing groups of G = plan.kv_share cores: each kv head's units, in query-block order (neighbours
+    see nearly the same keys), are cut into bundles of G; a bundle runs on one group, unit i on its core i,
+    the sender's reads streaming the most keys any of them needs. Bundles go onto the groups longest first.
+    None unless every kv head's units fill whole bundles and there is at least one group of G cores."""
+    g = plan.kv_share
+    n_groups = min(plan.config.max_cores, len(plan.units())) // g
+    per_kv = (plan.group // plan.hpu) * plan.q_blocks
+    if n_groups < 1 or per_kv % g:
+        return None
+    q_load = _exposed_q_load_cycles(plan, table_tiles, n_groups * g)
+    heads_per_kv = plan.group // plan.hpu
+    bundles = []
+    for kv in range(plan.kv_heads):
+        units = [(hg, b) for b in range(plan.q_blocks) for hg in range(kv * heads_per_kv, (kv + 1) * heads_per_kv)]
+        for i in range(0, per_kv, g):
+            bundle = units[i:i + g]
+            streamed = max(plan.unit_key_tiles(b) for _, b in bundle)
+            cost = max(_unit_cycles(plan, b) for _, b in bundle) + q_load
+            bundles.append((cost, len(bundles), bundle, streamed))
+    on_group = _lpt([(cost, index) for cost, index, _, _ in bundles], n_groups)
+    core_units, core_streamed, makespan = [], [], 0.0
+    for indices in on_group:
+        makespan = max(makespan, sum(bundles[i][0] for i in indices))
+        for member in range(g):
+            core_units.append(tuple(pack_unit(*bundles[i][2][member]) for i in indices))
+            core_streamed.append(tuple(bundles[i][3] for i in indices))
+    return _Split(tuple(core_units), tuple(core_streamed), makespan, sum(b[3] for b in bundles))
+
+
+def _estimated_cycles(plan: AttentionPlan, split: _Split) -> float:
+    """The slower of the busiest core and the DRAM traffic (K/V read once per unit, or per sharing group)."""
+    kv_bytes = split.key_tiles_read * 2 * plan.dt * plan.page_format.tile_bytes
+    return max(split.makespan, kv_bytes / _DRAM_BYTES_PER_CYCLE)
 
 
 def _divisors(n: int) -> list[int]:
@@ -306,6 +364,9 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
                         (config.heads_per_unit, "heads_per_unit")):
         if value is not None and value < 1:
             raise FlashAttentionError(f"{name}={value} must be at least 1")
+    if config.kv_share_cores is not None and config.kv_share_cores not in KV_SHARE_CHOICES:
+        raise FlashAttentionError(f"kv_share_cores={config.kv_share_cores}: use one of {KV_SHARE_CHOICES} "
+                                  "(cores of one grid row sharing each K/V read)")
     if config.heads_per_unit is not None and group % config.heads_per_unit:
         raise FlashAttentionError(f"heads_per_unit={config.heads_per_unit} must divide the {group} query heads "
                                   "per kv head")
@@ -316,14 +377,15 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
     bq_choices = [config.q_block_tiles] if config.q_block_tiles else \
         [b for b in (16, 8, 4, 2, 1) if b <= q_tiles] or [1]
     hpu_choices = [config.heads_per_unit] if config.heads_per_unit else _divisors(group)
+    share_choices = [config.kv_share_cores] if config.kv_share_cores else list(KV_SHARE_CHOICES)
     user_sized = config.q_block_tiles is not None or config.heads_per_unit is not None
 
-    best, best_cycles, smallest = None, 0.0, None
-    for bk, bq, hpu, row_block in product(bk_choices, bq_choices, hpu_choices, (2, 1)):
+    best, best_key, smallest = None, None, None
+    for bk, bq, hpu, row_block, share in product(bk_choices, bq_choices, hpu_choices, (2, 1), share_choices):
         if not user_sized and hpu * bq > MAX_UNIT_ROWS:
             continue
         plan = AttentionPlan(q_heads, kv_heads, head_dim, sq, p0, DataFormat(page_format), gated, config,
-                             bk, bq, hpu, row_block)
+                             bk, bq, hpu, row_block, share)
         if row_block == 2 and plan.rt == 1:
             continue  # the same plan as row_block 1
         need = plan.l1_bytes(table_tiles)
@@ -331,14 +393,17 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
             smallest = (need, plan)
         if need > L1_CB_BUDGET_BYTES:
             continue
-        units, makespan = _split_units(plan, table_tiles)
-        if max(len(u) for u in units) > MAX_UNITS_PER_CORE:
+        split = _split_units(plan, table_tiles)
+        if split is None or max(len(u) for u in split.core_units) > MAX_UNITS_PER_CORE:
             continue
-        cycles = _estimated_cycles(plan, makespan)
-        # The fewest modeled cycles, then larger key blocks. (Under timing model 2.1 a plan within 6 % with
-        # more rows per unit was preferred; under 2.2 simulation says fewer rows win at 4k-32k.)
-        if best is None or (cycles, -bk) < (best_cycles, -best.bk):
-            best, best_cycles = replace(plan, core_units=units), cycles
+        cycles = _estimated_cycles(plan, split)
+        # The fewest modeled cycles, then the fewest K/V bytes read from DRAM (the cost model's DRAM term is a
+        # hard bound; below it the reads still contend with every other core's), then larger key blocks.
+        # (Under timing model 2.1 a plan within 6 % with more rows per unit was preferred; under 2.2
+        # simulation says fewer rows win at 4k-32k.)
+        key = (cycles, split.key_tiles_read, -bk)
+        if best is None or key < best_key:
+            best, best_key = replace(plan, core_units=split.core_units, core_streamed=split.core_streamed), key
     if best is None:
         need, plan = smallest
         if need > L1_CB_BUDGET_BYTES:
@@ -347,6 +412,10 @@ def plan_attention(q_heads: int, kv_heads: int, head_dim: int, sq: int, p0: int,
                 f"k_block_tiles={plan.bk}, q_block_tiles={plan.bq} and heads_per_unit={plan.hpu}, but a core has "
                 f"{L1_CB_BUDGET_BYTES} B; lower k_block_tiles (key tiles per K/V block) or q_block_tiles / "
                 "heads_per_unit (query rows per unit)")
+        if config.kv_share_cores not in (None, 1):
+            raise FlashAttentionError(
+                f"kv_share_cores={config.kv_share_cores} cannot be arranged: each kv head's units must fill whole "
+                "groups of that many cores and max_cores hold one; use a smaller kv_share_cores or leave it None")
         raise FlashAttentionError(
             f"the work split needs more than {MAX_UNITS_PER_CORE} units on a core (runtime-arg limit); "
             "raise q_block_tiles or max_cores")

@@ -20,6 +20,7 @@ from ttprefill.device.program import (
     MathFidelity,
     Program,
     Role,
+    Semaphore,
     float32_cbs,
 )
 from ttprefill.device.tensor import DeviceTensor
@@ -33,6 +34,8 @@ from .shapes import (
     CB_KV_PAGE,
     CB_TABLE,
     COPY_ONLY_FP32_CBS,
+    SEM_KV_READY,
+    SEM_KV_VALID,
     TILE,
     FlashAttentionConfig,
     PageTableError,
@@ -96,18 +99,38 @@ def flash_attention_program(device, q: DeviceTensor, cache: KVCache, page_table:
                                             unpack_to_dest_fp32=float32_cbs(cbs, COPY_ONLY_FP32_CBS)))
     writer = Kernel(KERNELS / "writer.cpp", Role.RISCV_0, core_set,
                     [plan.dt, plan.hpu, int(gate is not None)] + out.accessor_args() + gate_args, noc=DRAM_WRITE_NOC)
-    for core, units in zip(cores, plan.core_units):
-        units = list(units)
+    for i, (core, units, streamed) in enumerate(zip(cores, plan.core_units, plan.core_streamed)):
+        units, streamed = list(units), list(streamed)
         reader.runtime_args[core] = [q.address, cache.k_pool.address, cache.v_pool.address, page_table.address,
-                                     p0, sq, rows // TILE, plan.bq, len(units)] + units
-        compute.runtime_args[core] = [p0, sq, plan.bq, plan.rt, plan.ct_s, plan.ct_o, len(units)] + units
+                                     p0, sq, rows // TILE, plan.bq] + _share_args(device, plan, i) \
+            + [len(units)] + units + streamed
+        compute.runtime_args[core] = [p0, sq, plan.bq, plan.rt, plan.ct_s, plan.ct_o, len(units)] + units + streamed
         writer.runtime_args[core] = [out.address, gate.address if gate is not None else 0, rows // TILE, plan.bq,
                                      plan.rt, plan.ct_o, len(units)] + units
     inputs = {"q": q, "k_pool": cache.k_pool, "v_pool": cache.v_pool, "page_table": page_table}
     if gate is not None:
         inputs["gate"] = gate
-    return Program(kernels=[reader, compute, writer], circular_buffers=cbs, inputs=inputs, outputs={"out": out},
-                   name=f"flash_attention[hq={hq},hkv={cache.kv_heads},d={d},sq={sq},p0={p0}]")
+    semaphores = [Semaphore(SEM_KV_READY, core_set, 0), Semaphore(SEM_KV_VALID, core_set, 0)]
+    return Program(kernels=[reader, compute, writer], circular_buffers=cbs, semaphores=semaphores, inputs=inputs,
+                   outputs={"out": out}, name=f"flash_attention[hq={hq},hkv={cache.kv_heads},d={d},sq={sq},p0={p0}]")
+
+
+# kv_share.h's roles.
+_ALONE, _SENDER, _RECEIVER = 0, 1, 2
+
+
+def _share_args(device, plan: AttentionPlan, core_index: int) -> list[int]:
+    """The reader's K/V sharing args (role, receivers, their multicast rectangle, the sender's NoC
+    coordinates, the two semaphore ids). A group is a segment of one grid row, its first core the sender;
+    the reader's NoC (0) multicasts from the rectangle's low corner."""
+    first, size = plan.share_group(core_index)
+    cores = plan.cores
+    if size == 1:
+        return [_ALONE, 0, 0, 0, 0, 0, 0, 0, SEM_KV_READY, SEM_KV_VALID]
+    sender = device.worker_noc_coord(cores[first])
+    lo, hi = device.worker_noc_coord(cores[first + 1]), device.worker_noc_coord(cores[first + size - 1])
+    role = _SENDER if core_index == first else _RECEIVER
+    return [role, size - 1, *lo, *hi, *sender, SEM_KV_READY, SEM_KV_VALID]
 
 
 def kv_cache_write_program(device, cache: KVCache, k_new: DeviceTensor, v_new: DeviceTensor,

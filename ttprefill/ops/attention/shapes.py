@@ -20,9 +20,14 @@ NUM_MASK_TILES = 3
 # kv_cache_write's CBs (kv_write_*.cpp).
 CB_KV_NEW, CB_KV_KEEP, CB_KV_PAGE = 0, 1, 16
 
-# Runtime args before the list of units, per kernel (see the kernels' header comments).
-READER_FIXED_ARGS, COMPUTE_FIXED_ARGS, WRITER_FIXED_ARGS = 9, 7, 7
-MAX_UNITS_PER_CORE = MAX_RUNTIME_ARGS - max(READER_FIXED_ARGS, COMPUTE_FIXED_ARGS, WRITER_FIXED_ARGS)
+# Runtime args before the list of units, per kernel (see the kernels' header comments); the reader and
+# compute kernels take two per unit (the unit, then the key tiles streamed for it).
+READER_FIXED_ARGS, COMPUTE_FIXED_ARGS, WRITER_FIXED_ARGS = 19, 7, 7
+MAX_UNITS_PER_CORE = (MAX_RUNTIME_ARGS - max(READER_FIXED_ARGS, COMPUTE_FIXED_ARGS, WRITER_FIXED_ARGS)) // 2
+# K/V sharing (kernels/flash_attention/kv_share.h): the cores of a group are a segment of one grid row, so
+# the group sizes divide the row; the two semaphores of the hand-shake.
+KV_SHARE_CHOICES = (1, 2, 4, 8)
+SEM_KV_READY, SEM_KV_VALID = 0, 1
 
 
 # ------------------------------------------------------------------------------------------ errors
@@ -66,6 +71,8 @@ class FlashAttentionConfig:
     k_block_tiles: int | None = None  # Bk: key tiles per streamed K/V block
     q_block_tiles: int | None = None  # Bq: query tile-rows per head in a work unit
     heads_per_unit: int | None = None  # query heads of one GQA group in a work unit (divides the group)
+    # Cores that share one read of each K/V block (one of KV_SHARE_CHOICES; 1: every core reads its own).
+    kv_share_cores: int | None = None
     max_cores: int = field(default_factory=compute_cores)  # the compute grid's (hw.compute_sub_device)
     math_fidelity: MathFidelity = MathFidelity.HiFi2
     fp32_dest_acc: bool = True
