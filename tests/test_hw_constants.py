@@ -77,6 +77,12 @@ def test_flash_attention_runtime_args_before_the_units_match_the_kernels(kernel,
     assert _cxx(FA / f"{kernel}.cpp")["kFirstUnitArg"] == fixed
 
 
+def test_flash_attention_kv_share_roles_match_the_kernel():
+    cxx = _cxx(FA / "kv_share.h")
+    assert (cxx["kAlone"], cxx["kSender"], cxx["kReceiver"]) == (fa.KV_SHARE_ALONE, fa.KV_SHARE_SENDER,
+                                                                 fa.KV_SHARE_RECEIVER)
+
+
 @pytest.mark.parametrize("header,cxx_name,python_value", [
     ("scan_prep_consts.h", "kNumConsts", gdn.PREP_CONST_TILES),
     ("scan_prep_chunk.h", "kInverseLanes", gdn.INVERSE_LANES),

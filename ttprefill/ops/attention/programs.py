@@ -34,6 +34,9 @@ from .shapes import (
     CB_KV_PAGE,
     CB_TABLE,
     COPY_ONLY_FP32_CBS,
+    KV_SHARE_ALONE,
+    KV_SHARE_RECEIVER,
+    KV_SHARE_SENDER,
     SEM_KV_READY,
     SEM_KV_VALID,
     TILE,
@@ -115,10 +118,6 @@ def flash_attention_program(device, q: DeviceTensor, cache: KVCache, page_table:
                    outputs={"out": out}, name=f"flash_attention[hq={hq},hkv={cache.kv_heads},d={d},sq={sq},p0={p0}]")
 
 
-# kv_share.h's roles.
-_ALONE, _SENDER, _RECEIVER = 0, 1, 2
-
-
 def _share_args(device, plan: AttentionPlan, core_index: int) -> list[int]:
     """The reader's K/V sharing args (role, receivers, their multicast rectangle, the sender's NoC
     coordinates, the two semaphore ids). A group is a segment of one grid row, its first core the sender;
@@ -126,10 +125,10 @@ def _share_args(device, plan: AttentionPlan, core_index: int) -> list[int]:
     first, size = plan.share_group(core_index)
     cores = plan.cores
     if size == 1:
-        return [_ALONE, 0, 0, 0, 0, 0, 0, 0, SEM_KV_READY, SEM_KV_VALID]
+        return [KV_SHARE_ALONE, 0, 0, 0, 0, 0, 0, 0, SEM_KV_READY, SEM_KV_VALID]
     sender = device.worker_noc_coord(cores[first])
     lo, hi = device.worker_noc_coord(cores[first + 1]), device.worker_noc_coord(cores[first + size - 1])
-    role = _SENDER if core_index == first else _RECEIVER
+    role = KV_SHARE_SENDER if core_index == first else KV_SHARE_RECEIVER
     return [role, size - 1, *lo, *hi, *sender, SEM_KV_READY, SEM_KV_VALID]
 
 

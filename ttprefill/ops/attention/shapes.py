@@ -28,6 +28,8 @@ MAX_UNITS_PER_CORE = (MAX_RUNTIME_ARGS - max(READER_FIXED_ARGS, COMPUTE_FIXED_AR
 # the group sizes divide the row; the two semaphores of the hand-shake.
 KV_SHARE_CHOICES = (1, 2, 4, 8)
 SEM_KV_READY, SEM_KV_VALID = 0, 1
+# A core's part in its group, as the reader takes it (kv_share.h kAlone, kSender, kReceiver).
+KV_SHARE_ALONE, KV_SHARE_SENDER, KV_SHARE_RECEIVER = 0, 1, 2
 
 
 # ------------------------------------------------------------------------------------------ errors
