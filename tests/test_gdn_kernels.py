@@ -154,6 +154,27 @@ def test_pipelined_scan_gives_the_two_program_bits(sim, T, H, HV, K, V, chunk, c
     assert states.keys() == states2.keys() and all(np.array_equal(states[p], states2[p]) for p in states)
 
 
+def test_pipelined_scan_records_by_multicast_or_one_write_each(sim, monkeypatch):
+    # A head's sequential cores on one grid row segment get each record tile by one multicast; elsewhere
+    # (as on a card where the segment would cross the DRAM column) by one write each. Both deliveries
+    # must give the two programs' bits: 4 heads of 4 value blocks, 8 preparing cores each.
+    from ttprefill.ops.gdn import programs
+
+    d = scan_inputs(200, 2, 4, 128, 128, 1.0, seed=5)
+    ck = (64, 192)
+    plan = gdn.pipeline_plan(gdn.ScanShape(200, 2, 4, 128, 128, 64))
+    assert plan == gdn.PipelinePlan(1, 8)
+    o2, state2, states2 = run_scan(sim, d, 64, fused=False, block_tiles=plan.block, checkpoints=ck)
+    seen = []
+    real = programs._multicast_rectangle
+    monkeypatch.setattr(programs, "_multicast_rectangle", lambda dev, cores: seen.append(real(dev, cores)[0]) or
+                        [0, 0, 0, 0, 0])
+    o, state, states = run_scan(sim, d, 64, pipelined=True, checkpoints=ck)
+    assert seen and all(seen)  # these heads' cores would have been multicast to; here each got its own writes
+    assert np.array_equal(o, o2) and np.array_equal(state, state2)
+    assert all(np.array_equal(states[p], states2[p]) for p in states2)
+
+
 def test_fused_scan_helpers_give_the_same_bits(sim):
     """Helper cores (kernels/gdn/scan_offload.h) prepare a share of the chunks with the same arithmetic:
     on 8 cores, 6 heads (two q/k groups of 3) get 2 helpers of one group each, which prepare 29 of every

@@ -118,14 +118,14 @@ class PipelinePlan:
     producers: int
 
 
-def pipeline_plan(shape: ScanShape, max_cores: int = MAX_CORES,
-                  record_format: DataFormat = FP32) -> PipelinePlan | None:
+def pipeline_plan(shape: ScanShape, max_cores: int = MAX_CORES) -> PipelinePlan | None:
     """The pipelined scan's split, or None when the grid cannot give every value head's sequential units
     a core each and the head MIN_PREP_CORES_PER_HEAD preparing cores. Per chunk the sequential cores take the value
-    block's modeled compute (or everyone's DRAM traffic, as default_value_block counts it) and a head's
-    producers prepare one chunk in _PREP_CYCLES_PER_CHUNK / producers; the block whose slower side is
-    fastest wins, ties to the wider block."""
+    block's modeled compute (or everyone's DRAM reads: the records go from core to core, not through DRAM)
+    and a head's producers prepare one chunk in _PREP_CYCLES_PER_CHUNK / producers; the block whose slower
+    side is fastest wins, ties to the wider block."""
     s, vt, nt, kt = shape, shape.value_tiles, shape.chunk_tiles, shape.key_tiles
+    vectors = s.vector_tiles * 2 * 64  # gate-vector rows, two 64-byte face rows a tile
     best, best_cost = None, None
     for block in sorted((b for b in range(1, vt + 1) if vt % b == 0), reverse=True):
         if vt // block > MAX_SEQ_CORES_PER_HEAD:
@@ -135,9 +135,9 @@ def pipeline_plan(shape: ScanShape, max_cores: int = MAX_CORES,
         if producers < MIN_PREP_CORES_PER_HEAD:
             continue
         compute = block * nt * kt * _SEQ_CYCLES_PER_VALUE_TILE_AND_KEY_TILE
-        per_unit = (s.record_tiles * record_format.tile_bytes + (2 * nt * kt + nt * block) * BF16.tile_bytes
-                    + s.vector_tiles * 2 * 64)
-        dram = (units * per_unit + s.v_heads * s.record_tiles * record_format.tile_bytes) / DRAM_PEAK_BYTES_PER_CYCLE
+        seq_reads = (2 * nt * kt + nt * block) * BF16.tile_bytes + vectors   # k, q, v block, vectors
+        prep_reads = 2 * nt * kt * BF16.tile_bytes + vectors                 # k, q, vectors
+        dram = (units * seq_reads + s.v_heads * prep_reads) / DRAM_PEAK_BYTES_PER_CYCLE
         cost = max(compute, dram, _PREP_CYCLES_PER_CHUNK / producers)
         if best_cost is None or cost < best_cost:
             best, best_cost = PipelinePlan(block, producers), cost

@@ -439,7 +439,7 @@ def scan_pipelined_program(device, shape: ScanShape, q: HeadColumns, k: HeadColu
     DRAM (`records` gives only their format). Same kernels, same arithmetic, same bits as the two
     programs."""
     s = shape
-    plan = plan or pipeline_plan(s, max_cores, records.data_format)
+    plan = plan or pipeline_plan(s, max_cores)
     if plan is None:
         raise GdnShapeError(f"{s.v_heads} value heads of {s.value_tiles} tiles leave no core to prepare on "
                             f"{max_cores} cores; use the fused or two-program scan")
@@ -541,7 +541,7 @@ def scan_programs(device, shape: ScanShape, q: HeadColumns, k: HeadColumns, v: H
     if pipelined:
         return [gates, pipelined_program()]
     if pipelined is None and fused is None and block_tiles is None \
-            and pipeline_plan(shape, max_cores, scratch.records.data_format) is not None:
+            and pipeline_plan(shape, max_cores) is not None:
         try:
             return [gates, pipelined_program()]
         except L1OverflowError:
