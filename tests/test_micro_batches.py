@@ -270,6 +270,10 @@ def test_the_interleaver_alternates_after_the_first_streams_head_start_and_stops
         il.run([body("A", 5), body("B", 4, fail_at=1)])
     assert log == ["A0", "A1", "B0", "A2", "B1"]  # A stopped at its next pause
     log.clear()
+    with pytest.raises(RuntimeError, match="A failed"):
+        il.run([body("A", 4, fail_at=0), body("B", 4)])
+    assert log == ["A0"]  # A failed within its head start: B never starts
+    log.clear()
     il.pause()  # outside run: nothing to hand over
     il.run([body("A", 3)])
     assert log == ["A0", "A1", "A2"]

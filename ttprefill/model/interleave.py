@@ -83,7 +83,9 @@ class Interleaver:
         stream.turn.wait()
         self._local.stream = stream
         try:
-            stream.context.run(stream.body)
+            # a stream handed its first turn by one that failed never starts (its work would be thrown away)
+            if not any(s.error is not None for s in self._streams):
+                stream.context.run(stream.body)
         except _Cancelled:
             pass
         except BaseException as error:  # noqa: BLE001 - raised to the caller of run()
