@@ -64,12 +64,11 @@ _STEP_CYCLES = 300  # per key block and query tile-row: moving the state CBs, th
 _ROW_CYCLES_PER_DIM_TILE = 300  # per row and head-dim tile: Q load, O / l, output pack
 MAX_UNIT_ROWS = 16  # query tile-rows per unit considered (more share K/V better but load-balance worse)
 _MATMUL_CYCLES_PER_PHASE = 16
-# Per key block of a unit, whatever its rows: the block's hand-over between reader and compute and the
-# drained row-group pipeline. Fitted to simulated runs (timing model 2.4, central) at d 256, chunk 2048
-# after a 30k prefix, 8 q / 2 kv heads on 64 cores: 4 rows a unit cost ~17k cycles a block of 8 key tiles
-# more than 8 rows a unit over the same scores (~13k with 4 key tiles); an estimate at other shapes.
-_KEY_BLOCK_CYCLES = 7800
-_KEY_BLOCK_CYCLES_PER_TILE = 150  # per key tile and head-dim tile of the block
+# A K/V sharing group's sender reads each block from DRAM and then multicasts it, so a block reaches the
+# group this long after a slot frees: measured on the simulator (timing model 2.4, central) as the
+# receivers' wait, ~28.7k cycles for a 256 KiB block (bf16, 8 key tiles at d 256) under 64 cores' load.
+# An estimate elsewhere; with fewer rows per unit than that covers, the group waits for its reader.
+_SHARED_BLOCK_BYTES_PER_CYCLE = 9.1
 # What the cost model expects of DRAM under every core's load (an estimate; ttprefill.hw says why).
 _DRAM_BYTES_PER_CYCLE = DRAM_PLANNING_BYTES_PER_CYCLE
 
@@ -252,9 +251,13 @@ def _unit_cycles(plan: AttentionPlan, q_block: int) -> float:
     key_tiles = plan.unit_key_tiles(q_block)
     key_blocks = _ceil_div(key_tiles, plan.bk)
     seed = _SEED_CYCLES_PER_ROW + plan.dt * _SEED_CYCLES_PER_ROW_DIM_TILE
-    block = _KEY_BLOCK_CYCLES + _KEY_BLOCK_CYCLES_PER_TILE * plan.bk * plan.dt
-    return plan.rows * (key_tiles * per_score_tile + seed + key_blocks * _STEP_CYCLES + _ROW_CYCLES
-                        + plan.dt * _ROW_CYCLES_PER_DIM_TILE) + key_blocks * block
+    compute = plan.rows * (key_tiles * per_score_tile + seed + key_blocks * _STEP_CYCLES + _ROW_CYCLES
+                           + plan.dt * _ROW_CYCLES_PER_DIM_TILE)
+    if plan.kv_share == 1:
+        return compute
+    # A shared block cannot arrive sooner than the sender's read and multicast after the slot frees.
+    block_bytes = 2 * plan.bk * plan.dt * plan.page_format.tile_bytes
+    return max(compute, key_blocks * block_bytes / _SHARED_BLOCK_BYTES_PER_CYCLE)
 
 
 def _exposed_q_load_cycles(plan: AttentionPlan, table_tiles: int, n_cores: int) -> float:
