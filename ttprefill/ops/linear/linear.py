@@ -48,7 +48,8 @@ def plan_for(x: DeviceTensor, weight: DenseWeight, out_format: DataFormat = Data
     if x.data_format not in ACTIVATION_FORMATS:
         raise LinearShapeError(f"x must be activations in one of {', '.join(f.name for f in ACTIVATION_FORMATS)}; "
                                f"got {x.data_format.name}")
-    shape = LinearShape(x.shape[0], weight.k_in, weight.n_out, weight.data_format, out_format, fp32_acc)
+    shape = LinearShape(x.shape[0], weight.k_in, weight.n_out, weight.data_format, out_format, fp32_acc,
+                        in0_format=x.data_format)
     return plan_linear(shape, fidelity=fidelity)
 
 

@@ -13,14 +13,26 @@ Choice, in order:
      per_core_m whose CBs fit the core's L1 with it. Measured on the simulator (timing model 2.1,
      Qwen3.5-9B MLP gate 8192 x 4096 -> 12288, bfp8 weights, cycles per output tile row): K block 4
      with per_core_m 4: 31.3k; K block 2 with 5: 31.6k; K block 1 with 6: 34.9k; K block 4 or 8 with
-     2: 36.1-36.7k. Narrow K blocks cost more than the extra weight re-reads of shorter slabs save;
-     blocks wider than 4 gain ~1% but take L1 from per_core_m;
+     2: 36.1-36.7k. Narrow K blocks cost more than the extra weight re-reads of shorter slabs save.
+     Then K blocks of 8 instead of 4 where they divide Kt and fit without one more slab: each K block
+     costs the same handshakes (CB waits and pops, the partials' pack and release, the multicasts'
+     semaphores) whatever its width, so a wider block halves them (timing model 2.4, central, bfp8
+     weights, one slab: T 2048 K 6144 N 4096 (bfp8 out) 826k -> 805k LoFi, 1015k -> 989k HiFi2;
+     4096^3 1139k -> 1116k LoFi, 1522k -> 1486k HiFi2; T 2048 K 2048 N 4096 329k -> 315k LoFi);
   3. per_core_m evened out over that many slabs (the last slab is never a sliver);
-  4. the output sub-block: the largest h x w that divides the block and fits half of DST (8 tiles
-     with bf16 accumulation, 4 with fp32), wider first (same MLP gate slab, block 8 x 48, timing model
-     2.2: 1 x 8 30.6k, 1 x 6 30.7k, 8 x 1 31.7k, 4 x 2 34.1k, 2 x 4 35.4k, 2 x 3 37.2k cycles per tile
-     row: a 1-row sub-block streams the weight through srcA behind one reused activation tile, where two
-     rows hold both srcB banks and expose each K step's activation unpack; 2.1 had them within 2 %).
+  4. the output sub-block of fewest modeled cycles per tile product (subblock_product_cycles: tt-llk's
+     matmul unpack as the timing model runs it) among those that divide the block and fit half of DST
+     (8 tiles with bf16 accumulation, 4 with fp32); the larger, then the wider among equals. A one-row
+     (or one-column) sub-block reuses one tile of the operand along its short side and streams the
+     other, so each product unpacks one streamed tile plus a share of the reused one: the unpacker
+     sets the pace whenever that takes longer than the product's math (LoFi: 16 cycles, while a bfp8
+     tile takes 17 to unpack and 2 to address). A two-row sub-block halves the streamed tiles but holds
+     both banks of the reused operand until its last product, so every K step waits for its reused
+     tiles. So: 1 x 8 when x is bf16 (its tiles twice a bfp8 weight's bytes: streaming them costs more),
+     8 x 1 as well as 1 x 8 when x is bfp8 (the gathered rows on a mesh), and 1 x w over 2 x w.
+     Timing model 2.4, central, bfp8 weights, K block 8: T 2048 K 4096 N 5120 (per_core_n 20) with a
+     bfp8 x: 2 x 4 689k -> 8 x 1 665k cycles LoFi, 985k -> 932k HiFi2; same sub-blocks as before for
+     a bf16 x (1 x 8; 1 x 4 with fp32 DST).
 The output and partials CBs count once when the factory aliases them (same format: bf16 output with
 bf16 accumulation).
 """
@@ -30,12 +42,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat, MathFidelity
-from ttprefill.hw import DST_TILES_BF16, DST_TILES_FP32, L1_CB_BUDGET_BYTES, cb_aligned, compute_grid
+from ttprefill.hw import (
+    DST_TILES_BF16,
+    DST_TILES_FP32,
+    L1_CB_BUDGET_BYTES,
+    UNPACK_BYTES_PER_CYCLE,
+    UNPACR_SETUP_CYCLES,
+    cb_aligned,
+    compute_grid,
+)
 from ttprefill.ops.upstream.matmul_mcast import INPUT_BUFFERING  # the factory's input double-buffering
 
 from .shapes import LinearShape, LinearShapeError
 
 K_BLOCK_WIDTHS = (4, 2, 1)  # in order of preference (see above)
+WIDE_K_BLOCK = 8  # taken instead of 4 where it costs no slab (see above)
+# Ranking estimates for subblock_product_cycles, the timing model's central costs (docs/TIMING.md "Cost
+# settings"): the fixed cycles of an LLK call (range 2-20) and a tile matmul's overhead in a running loop
+# (8-15 %). MATMUL_TILE_CYCLES_PER_PHASE: 16 a fidelity phase (tech_reports/matrix_engine, timing.h).
+LLK_CALL_CYCLES = 8
+MATMUL_LOOP_OVERHEAD = 0.10
+MATMUL_TILE_CYCLES_PER_PHASE = 16
 # The dense op's fidelity when a caller names none: HiFi2, tt-transformers' default for its prefill projections
 # with bf16 and bfp8 weights. The engine names one per projection (ops/linear/fidelity.py, ProjectionFidelity).
 DEFAULT_FIDELITY = MathFidelity.HiFi2
@@ -95,10 +122,65 @@ def l1_bytes(shape: LinearShape, per_core_m: int, per_core_n: int, in0_block_w: 
             + cb_aligned(shape.out_format.tile_bytes * out_tiles) + partials_bytes)
 
 
-def _subblock(per_core_m: int, per_core_n: int, dst_tiles: int) -> tuple[int, int]:
-    options = [(h, w) for h in range(1, dst_tiles + 1) for w in range(1, dst_tiles + 1)
-               if h * w <= dst_tiles and per_core_m % h == 0 and per_core_n % w == 0]
-    return max(options, key=lambda hw: (hw[0] * hw[1], hw[1]))
+def subblock_product_cycles(shape: LinearShape, h: int, w: int, fidelity: MathFidelity) -> float:
+    """Estimated cycles per tile product of an h x w sub-block's K steps (one matmul_block call each), as the
+    timing model runs tt-llk's matmul (docs/TIMING.md "Matmul"): the operand along the short side is reused
+    (in0 in srcB when w >= h), its min(h, w) tiles two at a time, and each streamed tile of the other serves
+    those (up to two) products; both unpackers share UNPACK_BYTES_PER_CYCLE and every tile costs an UNPACR
+    set-up. One reused tile is released when the call's math starts, so unpack and math overlap and the
+    slower sets the pace; two hold both banks until the last product, so the next call's reused tiles and
+    first streamed tile are unpacked while the FPU waits."""
+    reuse_in0 = w >= h
+    t, n = min(h, w), max(h, w)
+    streamed = n * -(-t // 2)
+    in0_bytes, in1_bytes = shape.in0_format.tile_bytes, shape.weight_format.tile_bytes
+    reused_bytes, streamed_bytes = (in0_bytes, in1_bytes) if reuse_in0 else (in1_bytes, in0_bytes)
+    per_byte = 1.0 / UNPACK_BYTES_PER_CYCLE
+    u_reused = t * (reused_bytes * per_byte + UNPACR_SETUP_CYCLES)
+    u_streamed = streamed_bytes * per_byte + UNPACR_SETUP_CYCLES
+    unpack = LLK_CALL_CYCLES + u_reused + streamed * u_streamed
+    product = MATMUL_TILE_CYCLES_PER_PHASE * fidelity.phases * (1 + MATMUL_LOOP_OVERHEAD)
+    math = h * w * product + LLK_CALL_CYCLES
+    if t == 1:
+        call = max(math, unpack)
+    else:
+        call = max(math, unpack) + max(0.0, LLK_CALL_CYCLES + u_reused + u_streamed - product)
+    return call / (h * w)
+
+
+def choose_subblock(shape: LinearShape, per_core_m: int, per_core_n: int, fidelity: MathFidelity,
+                    widths=None) -> tuple[int, int]:
+    """The (h, w) of fewest subblock_product_cycles dividing the per-core block and fitting half of DST (the
+    larger, then the wider among equals). widths: the allowed widths (default: any)."""
+    dst = DST_TILES_FP32 if shape.fp32_acc else DST_TILES_BF16
+    options = [(h, w) for h in range(1, dst + 1) for w in range(1, dst + 1)
+               if h * w <= dst and per_core_m % h == 0 and per_core_n % w == 0 and (widths is None or w in widths)]
+    return min(options, key=lambda hw: (round(subblock_product_cycles(shape, *hw, fidelity), 6), -hw[0] * hw[1],
+                                        -hw[1]))
+
+
+def k_block_and_rows(shape: LinearShape, rows_max: int, fits) -> tuple[int, int] | None:
+    """(in0_block_w, tallest per_core_m) by the rule above; fits(per_core_m, block width) says whether the
+    CBs fit L1. None when nothing fits."""
+    def tallest(bw):
+        pcm = min(-(-shape.mt // rows_max), shape.mt)
+        while pcm >= 1 and not fits(pcm, bw):
+            pcm -= 1
+        return pcm
+
+    for bw in K_BLOCK_WIDTHS:
+        if shape.kt % bw:
+            continue
+        pcm = tallest(bw)
+        if pcm:
+            break
+    else:
+        return None
+    if bw == K_BLOCK_WIDTHS[0] and shape.kt % WIDE_K_BLOCK == 0:
+        wide_pcm = tallest(WIDE_K_BLOCK)
+        if wide_pcm and -(-shape.mt // (rows_max * wide_pcm)) == -(-shape.mt // (rows_max * pcm)):
+            return WIDE_K_BLOCK, wide_pcm
+    return bw, pcm
 
 
 def plan_linear(shape: LinearShape, *, grid: tuple[int, int] | None = None,
@@ -106,27 +188,16 @@ def plan_linear(shape: LinearShape, *, grid: tuple[int, int] | None = None,
                 fidelity: MathFidelity = DEFAULT_FIDELITY) -> LinearPlan:
     cols_max, rows_max = grid if grid is not None else compute_grid()  # default: the compute grid's
     per_core_n = -(-shape.nt // cols_max)
-    rows_needed = -(-shape.mt // rows_max)  # per_core_m that covers M in one slab
-    best = None  # (per_core_m, block width)
-    for bw in K_BLOCK_WIDTHS:
-        if shape.kt % bw:
-            continue
-        pcm = min(rows_needed, shape.mt)
-        while pcm >= 1 and l1_bytes(shape, pcm, per_core_n, bw) > l1_budget:
-            pcm -= 1
-        if pcm:
-            best = (pcm, bw)
-            break
+    best = k_block_and_rows(shape, rows_max, lambda pcm, bw: l1_bytes(shape, pcm, per_core_n, bw) <= l1_budget)
     if best is None:
         raise LinearShapeError(
             f"no blocking of {shape} fits a core's L1 ({l1_budget} B): even a 1-tile-row block of "
             f"{per_core_n} output tiles needs {l1_bytes(shape, 1, per_core_n, 1)} B; split the projection's "
             f"output columns into several calls")
-    pcm_max, bw = best
+    bw, pcm_max = best
     slabs = -(-shape.mt // (rows_max * pcm_max))
     pcm = -(-shape.mt // (slabs * rows_max))  # evened out over the slabs; never above pcm_max
     assert pcm <= pcm_max
     slab_tiles = min(shape.mt, rows_max * pcm)
-    dst = DST_TILES_FP32 if shape.fp32_acc else DST_TILES_BF16
-    h, w = _subblock(pcm, per_core_n, dst)
+    h, w = choose_subblock(shape, pcm, per_core_n, fidelity)
     return LinearPlan(shape, pcm, per_core_n, bw, h, w, slab_tiles, fidelity)

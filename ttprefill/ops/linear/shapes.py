@@ -30,6 +30,7 @@ class LinearShape:
     weight_format: DataFormat = DataFormat.Float16_b
     out_format: DataFormat = DataFormat.Float16_b
     fp32_acc: bool = False  # fp32 DST accumulation (and fp32 partials between K blocks)
+    in0_format: DataFormat = DataFormat.Float16_b  # x's format: what the unpacker reads per in0 tile (planner.py)
 
     def __post_init__(self):
         for name in ("tokens", "k_in", "n_out"):
@@ -38,6 +39,9 @@ class LinearShape:
         if self.weight_format not in WEIGHT_FORMATS:
             raise LinearShapeError(f"weight_format {self.weight_format!r}: choose one of "
                                    f"{[f.name for f in WEIGHT_FORMATS]}")
+        if self.in0_format not in ACTIVATION_FORMATS:
+            raise LinearShapeError(f"in0_format {self.in0_format!r}: choose one of "
+                                   f"{[f.name for f in ACTIVATION_FORMATS]}")
         if self.out_format not in OUTPUT_FORMATS:
             raise LinearShapeError(f"out_format {self.out_format!r}: choose one of {[f.name for f in OUTPUT_FORMATS]}")
         if self.out_format is DataFormat.Bfp8_b and not self.fp32_acc:

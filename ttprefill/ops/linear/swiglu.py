@@ -32,7 +32,7 @@ from ttprefill.ops.upstream.matmul_mcast import INPUT_BUFFERING
 
 from .linear import DenseWeight
 from .program import linear_programs
-from .planner import DEFAULT_FIDELITY, K_BLOCK_WIDTHS, LinearPlan, partials_format
+from .planner import DEFAULT_FIDELITY, LinearPlan, choose_subblock, k_block_and_rows, partials_format
 from .shapes import ACTIVATION_FORMATS, TILE, LinearShape, LinearShapeError
 
 COMPUTE_KERNEL = KERNELS_DIR / "linear" / "swiglu_matmul_compute.cpp"
@@ -117,28 +117,16 @@ def plan_swiglu_group(shape: LinearShape, *, grid: tuple[int, int] | None = None
         raise LinearShapeError(f"the paired gate | up weight has whole tile pairs; got {shape.n_out} columns")
     cols_max, rows_max = grid if grid is not None else compute_grid()
     per_core_n = 2 * -(-(shape.nt // 2) // cols_max)
-    rows_needed = -(-shape.mt // rows_max)
-    best = None
-    for bw in K_BLOCK_WIDTHS:
-        if shape.kt % bw:
-            continue
-        pcm = min(rows_needed, shape.mt)
-        while pcm >= 1 and _l1_bytes(shape, pcm, per_core_n, bw) > l1_budget:
-            pcm -= 1
-        if pcm:
-            best = (pcm, bw)
-            break
+    best = k_block_and_rows(shape, rows_max, lambda pcm, bw: _l1_bytes(shape, pcm, per_core_n, bw) <= l1_budget)
     if best is None:
         raise LinearShapeError(f"no blocking of the paired projection {shape} fits a core's L1 ({l1_budget} B); "
                                "split the MLP's columns over more chips or calls")
-    pcm_max, bw = best
+    bw, pcm_max = best
     slabs = -(-shape.mt // (rows_max * pcm_max))
     pcm = -(-shape.mt // (slabs * rows_max))
+    # whole pairs a sub-block, by the dense planner's cost model (one tile row streams the weight)
     dst = DST_TILES_FP32 if shape.fp32_acc else DST_TILES_BF16
-    # whole pairs a sub-block, widest first (the dense planner's order: one tile row streams the weight)
-    options = [(h, w) for h in range(1, dst + 1) for w in range(2, dst + 1, 2)
-               if h * w <= dst and pcm % h == 0 and per_core_n % w == 0]
-    h, w = max(options, key=lambda hw: (hw[0] * hw[1], hw[1]))
+    h, w = choose_subblock(shape, pcm, per_core_n, fidelity, widths=range(2, dst + 1, 2))
     return LinearPlan(shape, pcm, per_core_n, bw, h, w, min(shape.mt, rows_max * pcm), fidelity)
 
 
@@ -166,7 +154,8 @@ def linear_swiglu(device, x: DeviceTensor, weight: DenseWeight, out: DeviceTenso
         raise LinearShapeError(f"x must be activations in one of {', '.join(f.name for f in ACTIVATION_FORMATS)}; "
                                f"got {x.data_format.name}")
     if plan is None:
-        plan = plan_swiglu(LinearShape(x.shape[0], weight.k_in, weight.n_out, weight.data_format), fidelity=fidelity)
+        plan = plan_swiglu(LinearShape(x.shape[0], weight.k_in, weight.n_out, weight.data_format,
+                                       in0_format=x.data_format), fidelity=fidelity)
     else:
         end = 0  # the groups must cover the weight's tile columns once, in order
         for c0, group in sorted(plan.groups):
