@@ -26,13 +26,17 @@ Choice, in order:
      (or one-column) sub-block reuses one tile of the operand along its short side and streams the
      other, so each product unpacks one streamed tile plus a share of the reused one: the unpacker
      sets the pace whenever that takes longer than the product's math (LoFi: 16 cycles, while a bfp8
-     tile takes 17 to unpack and 2 to address). A two-row sub-block halves the streamed tiles but holds
-     both banks of the reused operand until its last product, so every K step waits for its reused
-     tiles. So: 1 x 8 when x is bf16 (its tiles twice a bfp8 weight's bytes: streaming them costs more),
-     8 x 1 as well as 1 x 8 when x is bfp8 (the gathered rows on a mesh), and 1 x w over 2 x w.
-     Timing model 2.4, central, bfp8 weights, K block 8: T 2048 K 4096 N 5120 (per_core_n 20) with a
-     bfp8 x: 2 x 4 689k -> 8 x 1 665k cycles LoFi, 985k -> 932k HiFi2; same sub-blocks as before for
-     a bf16 x (1 x 8; 1 x 4 with fp32 DST).
+     tile takes 17 to unpack and 2 to address). A two-row (or two-column) sub-block halves the streamed
+     tiles but holds both banks of the reused operand until its last product, so every K step waits for
+     its reused tiles and first streamed one: it wins only where the one-row forms are unpack-bound by
+     more than that (a bf16 x at per_core_n 20, LoFi).
+     So, timing model 2.4, central, bfp8 weights, K blocks of 8, T 2048 K 4096 N 5120 (per_core_n 20):
+     a bfp8 x (the gathered rows on a mesh) 8 x 1, 689k cycles with the former 2 x 4 -> 665k LoFi,
+     985k -> 932k HiFi2; a bf16 x 4 x 2 at LoFi (725k; 1 x 5 759k, 2 x 4 761k) and 1 x 5 at HiFi2 (940k;
+     2 x 4 1057k). 1 x 8 wherever per_core_n allows it with a bf16 x, 1 x 4 with fp32 DST. The estimate
+     ranks within ~3 %: the 27B T3000 chip's SwiGLU (per_core_n 18) takes 1 x 6 (26.0 against 4 x 2's
+     26.4 a product) where 4 x 2 measures 1.2 % faster at LoFi (744k against 754k; at HiFi2 1 x 6 997k
+     against 1100k).
 The output and partials CBs count once when the factory aliases them (same format: bf16 output with
 bf16 accumulation).
 """
@@ -143,8 +147,10 @@ def subblock_product_cycles(shape: LinearShape, h: int, w: int, fidelity: MathFi
     math = h * w * product + LLK_CALL_CYCLES
     if t == 1:
         call = max(math, unpack)
-    else:
-        call = max(math, unpack) + max(0.0, LLK_CALL_CYCLES + u_reused + u_streamed - product)
+    else:  # the call's math, or its streamed tiles' arrival and last two products; then the exposed refill
+        uses = 2
+        call = max(math, (streamed - 1) * u_streamed + uses * product) + \
+            max(0.0, LLK_CALL_CYCLES + u_reused + u_streamed - product)
     return call / (h * w)
 
 
