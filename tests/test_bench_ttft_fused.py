@@ -17,9 +17,9 @@ from ttprefill.device.mesh_timing import collective_time
 from ttprefill.model.config import get_preset
 
 
-def _bench(capsys, *extra):
+def _bench(capsys, *extra):  # bf16 collectives: the fused pairs are timed in bf16 (refused with bfp8)
     code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "64", "--timing-only", "--json", "--mesh",
-                     "1x2", "--scheme", "reduce_scatter", *extra])
+                     "1x2", "--scheme", "reduce_scatter", "--collective-dtype", "bf16", *extra])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -52,3 +52,11 @@ def test_pairs_the_faster_way_cost_no_more_than_unfused(capsys):
 def test_nothing_to_fuse_is_refused_by_name(capsys, extra, message):
     code, out, err = _bench(capsys, "--fused-collectives", "fused", *extra)
     assert code != 0 and message in err
+
+
+def test_bfp8_collectives_are_refused_naming_the_fix(capsys):
+    code = cli.main(["bench", "ttft", "--model", "qwen3.5-9b", "--seq", "64", "--timing-only", "--json", "--mesh",
+                     "1x2", "--scheme", "reduce_scatter", "--collective-dtype", "bfp8",
+                     "--fused-collectives", "faster"])
+    out, err = capsys.readouterr()
+    assert code != 0 and "--collective-dtype bf16" in err

@@ -60,6 +60,7 @@ def test_the_fused_grid_runs_a_long_matmul_slower_than_the_whole_grid():
 
 def test_the_bench_refuses_what_has_no_pairs_to_fuse():
     from ttprefill.bench.fused_pairs import check_fused_bench
+    from ttprefill.model.collective_dtype import CollectiveDtype
 
     check_fused_bench((2, 4), "all_reduce", "none")  # nothing asked, nothing refused
     with pytest.raises(ValueError, match="open the 2x4 mesh as 1x8"):
@@ -68,6 +69,11 @@ def test_the_bench_refuses_what_has_no_pairs_to_fuse():
         check_fused_bench((1, 2), "all_reduce", "faster")
     with pytest.raises(ValueError, match="unknown fused-collectives mode"):
         check_fused_bench((1, 2), "reduce_scatter", "sometimes")
+    # the pairs are timed with bf16 collectives: any bfp8 kind is refused, naming the fix
+    check_fused_bench((1, 2), "reduce_scatter", "faster", CollectiveDtype("bf16", "bf16"))
+    for gather, reduce in (("bfp8", "bf16"), ("bf16", "bfp8")):
+        with pytest.raises(ValueError, match="--collective-dtype bf16"):
+            check_fused_bench((1, 2), "reduce_scatter", "faster", CollectiveDtype(gather, reduce))
 
 
 def test_per_layer_seconds_follow_each_layers_kind(tiny):

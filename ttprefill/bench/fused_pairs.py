@@ -188,8 +188,10 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
 FUSED_MODES = ("none", "fused", "faster")  # bench ttft --mesh --fused-collectives; "none" is what the card runs
 
 
-def check_fused_bench(mesh: tuple[int, int], scheme: str, mode: str) -> None:
-    """Refuses, saying what to use, a bench that asks for fused pairs where there are none to fuse."""
+def check_fused_bench(mesh: tuple[int, int], scheme: str, mode: str, collective_dtype=None) -> None:
+    """Refuses, saying what to use, a bench that asks for fused pairs where there are none to fuse, or with
+    collectives in a format the pairs are not timed in (pair_times moves bf16: ACTIVATION_BYTES a value).
+    collective_dtype: a model.collective_dtype.CollectiveDtype (None: not checked)."""
     if mode not in FUSED_MODES:
         raise ValueError(f"unknown fused-collectives mode {mode!r}; choose one of {', '.join(FUSED_MODES)}")
     if mode == "none":
@@ -201,6 +203,11 @@ def check_fused_bench(mesh: tuple[int, int], scheme: str, mode: str) -> None:
     if scheme != "reduce_scatter":
         raise ValueError("--fused-collectives pairs each reduce-scatter and all-gather with its matmul: it needs "
                          "--scheme reduce_scatter (the all_reduce scheme has no such pairs)")
+    from ttprefill.model.collective_dtype import KINDS
+
+    if collective_dtype is not None and any(getattr(collective_dtype, kind) != "bf16" for kind in KINDS):
+        raise ValueError(f"--fused-collectives times the fused pairs' collectives in bf16, but the collectives carry "
+                         f"{collective_dtype}: give --collective-dtype bf16 with it (or --fused-collectives none)")
 
 
 class FusedLayerCollectives:

@@ -45,7 +45,11 @@ def mesh_ttft_bench(model: str, seq: int, mesh: tuple[int, int], topology: str =
     costs = costs or DEFAULT_COST_SETTING
     scheme = (options or EngineOptions()).tp_scheme
     dtype = (options or EngineOptions()).collective_dtype  # the format each kind of collective carries
-    check_fused_bench((rows, cols), scheme, fused_collectives)
+    micro = (options or EngineOptions()).micro_batches > 1
+    if micro and fused_collectives != "none":
+        raise ValueError("--micro-batches 2 schedules the plain collectives beside the programs; give "
+                         "--fused-collectives none with it")
+    check_fused_bench((rows, cols), scheme, fused_collectives, dtype)
     chip = TensorParallelPlan(full, tp).chip_config(0)  # refuses, naming the sizes that work, a split that fails
 
     def seconds(ops, layers, head=()):  # the collectives of `layers` (and the head's), timed on their own
@@ -66,10 +70,6 @@ def mesh_ttft_bench(model: str, seq: int, mesh: tuple[int, int], topology: str =
                 for layer in ops["chunks"][0]["layers"]]
         return by_tokens[T]
 
-    micro = (options or EngineOptions()).micro_batches > 1
-    if micro and fused_collectives != "none":
-        raise ValueError("--micro-batches 2 schedules the plain collectives beside the programs; give "
-                         "--fused-collectives none with it")
     mb_tokens: list[int] = []  # every micro-batch's tokens, chunk by chunk, as the bench asks for them
     by_mb_tokens: dict[int, tuple[dict, list]] = {}
 
