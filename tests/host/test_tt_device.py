@@ -80,6 +80,7 @@ def test_io_tensors_dedupes_by_identity_without_calling_tensor_eq():
 
     device = object.__new__(TTDevice)  # io_tensors needs no mesh
     device._inbound, device._landed = {}, {}  # no transfer in flight on the second command queue
+    device._collective_done = {}  # no collective in flight on a collectives' sub-device
     a, b = _DeviceOpTensor(), _DeviceOpTensor()
     program = copy_program(1, 1)
     src = tt_device.TTTensor((32, 32), DataFormat.Float16_b, 0, device, ttnn_tensor=a)
@@ -97,6 +98,7 @@ def test_io_tensors_of_a_program_updating_one_tensor_pass_it_as_input_and_output
 
     device = object.__new__(TTDevice)
     device._inbound, device._landed = {}, {}  # no transfer in flight on the second command queue
+    device._collective_done = {}  # no collective in flight on a collectives' sub-device
     a = _DeviceOpTensor()
     program = copy_program(1, 1)
     table = tt_device.TTTensor((32, 32), DataFormat.UInt32, 0, device, ttnn_tensor=a)

@@ -326,6 +326,11 @@ class TTDevice:
         if topology not in FABRIC_CONFIGS:
             raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(FABRIC_CONFIGS)}")
         self.topology = topology
+        # Sub-devices (open_sub_devices): the loaded manager, and by id(tensor) the collective output each event
+        # on the collectives' sub-device stands for, waited for by the first program that reads it. Set before
+        # the mesh opens: close() reads them when a check below refuses the mesh.
+        self._sub_devices = None
+        self._collective_done: dict[int, tuple] = {}
         # Collectives between chips run over ttnn's fabric, which is configured before the mesh opens.
         self._fabric = wanted > 1
         if self._fabric:
@@ -346,10 +351,6 @@ class TTDevice:
         # host tensor, event) of each write_ahead not yet waited for
         self._landed: dict[int, tuple] = {}
         self._inbound: dict[int, tuple] = {}
-        # Sub-devices (open_sub_devices): the loaded manager, and by id(tensor) the collective output each event
-        # on the collectives' sub-device stands for, waited for by the first program that reads it
-        self._sub_devices = None
-        self._collective_done: dict[int, tuple] = {}
         chips = self.mesh.get_num_devices()
         self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
                                          mesh_shape=tuple(mesh_shape), zeroes_allocations=False,
