@@ -45,13 +45,14 @@ import torch
 
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.device.tensor import DeviceTensor
+from ttprefill.hw import TILE
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.interleave import Interleaver
 from ttprefill.model.stack import ChunkContext, ModelState, attention_scale
 from ttprefill.model.weights import layer_prefix
+from ttprefill.ops.gdn.shapes import zba_columns
 
 BF16, FP32 = DataFormat.Float16_b, DataFormat.Float32
-TILE = 32
 WEIGHT_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b}
 # Kinds of programs, for the per-op breakdown of modeled time.
 OP_KINDS = ("matmul", "attention", "gdn", "norms", "rest")
@@ -169,15 +170,6 @@ class WeightSource:
             else:
                 t.free()
         self.tensors = []
-
-
-def zba_columns(v_heads: int, value_dim: int) -> tuple[int, int, int]:
-    """Column tiles of b and a in the merged z | b | a projection output, and its width: z's HV V columns, then b
-    and a each padded to whole tile columns (the gates program reads whole tiles; the pad columns are zero rows
-    of the weight)."""
-    b_tile = v_heads * value_dim // TILE
-    a_tile = b_tile + -(-v_heads // TILE)
-    return b_tile, a_tile, (2 * a_tile - b_tile) * TILE
 
 
 def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeights:

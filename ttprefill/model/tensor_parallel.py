@@ -48,6 +48,7 @@ import numpy as np
 from ttprefill.device.program import DataFormat
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.weights import parameter_shapes
+from ttprefill.hw import TILE
 
 SCHEMES = ("all_reduce", "reduce_scatter")
 # reduce_scatter by measurement: `ttprefill bench ttft --seq 32768 --timing-only --json --scheme S` (central,
@@ -58,7 +59,6 @@ SCHEMES = ("all_reduce", "reduce_scatter")
 # on each); 27B 1x8 ring 9.29 -> 8.68 s. Accuracy the same: the tiny model's last-token logits against one
 # chip PCC 0.99995 on 1x2 under either scheme (tests/test_mesh_prefill*.py).
 DEFAULT_SCHEME = "reduce_scatter"
-TILE = 32  # rows of a tile: a chip's share of a chunk's tokens under "reduce_scatter" comes in whole tile rows
 # the device stack's residual stream and the partial sums it reduces are bf16 tiles of 32 x 32
 ACTIVATION_BYTES = DataFormat.Float16_b.tile_bytes // (32 * 32)
 MAX_LISTED_MESH_SIZE = 64  # how far the error message looks for mesh sizes that work
@@ -444,7 +444,7 @@ def _layer_ops(cfg: ModelConfig, chip: ModelConfig, layer: int, start: int, toke
     chip (all of them, or TokenShards.rows under the reduce_scatter scheme). A block ends with the residual add
     fused with the next block's RMSNorm ("add_rmsnorm", ops/norm add_rms_norm); only the first layer's input
     norm runs alone, and the last layer's MLP ends with a plain add (the final norm reads one tile row)."""
-    from ttprefill.model.device_stack import zba_columns
+    from ttprefill.ops.gdn.shapes import zba_columns
     from ttprefill.ops.linear.swiglu import paired_width
 
     hidden, T = cfg.hidden_size, tokens

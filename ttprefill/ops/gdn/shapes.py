@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.device.tensor import DeviceTensor
-from ttprefill.hw import DST_TILES_FP32
+from ttprefill.hw import DST_TILES_FP32, TILE
 
-TILE = 32
 # The chunk the scan runs at unless told otherwise (the module docstring of ttprefill.ops.gdn says why 64).
 DEFAULT_CHUNK = 64
 SUPPORTED_KEY_DIMS = (64, 128)
@@ -29,6 +28,16 @@ GATE_VECTOR_KINDS_BASE = 7
 
 BF16 = DataFormat.Float16_b
 FP32 = DataFormat.Float32
+
+
+def zba_columns(v_heads: int, value_dim: int) -> tuple[int, int, int]:
+    """Column tiles of b and a in the merged z | b | a projection output, and its width: z's HV V columns, then b
+    and a each padded to whole tile columns (the gates program reads whole tiles; the pad columns are zero rows
+    of the weight)."""
+    b_tile = v_heads * value_dim // TILE
+    a_tile = b_tile + -(-v_heads // TILE)
+    return b_tile, a_tile, (2 * a_tile - b_tile) * TILE
+
 
 # Fidelity of the conv and norm programs. Every matmul there is exact at HiFi3, with the same bits as
 # HiFi4, one phase (16 cycles a tile) cheaper: either in0 is a 0/1 bf16 shift matrix (no low slice, so
@@ -55,7 +64,6 @@ class GdnShapeError(ValueError):
 
 class GdnCheckpointError(ValueError):
     """A requested checkpoint position the chunked scan cannot produce."""
-
 
 
 @dataclass(frozen=True)
@@ -159,7 +167,6 @@ class HeadColumns:
 
     tensor: DeviceTensor
     first_col_tile: int = 0
-
 
 
 # Norm modes of a conv unit (kernels/gdn/conv_consts.h).

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ttprefill.device.program import DataFormat
+from ttprefill.hw import TILE
 
-TILE = 32
 # in0 in bfp8: the normed rows a tensor-parallel gather carries in bfp8 (EngineOptions.collective_dtype); the
 # factory's in0 CB takes the tensor's format and the unpacker converts.
 ACTIVATION_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b)
@@ -72,7 +72,7 @@ def projection_shapes(config, tokens: int) -> dict[str, tuple[int, int]]:
     gate, 2 D per head, then k_proj and v_proj in one weight), o_proj; MLP: gate_up_proj (gate_proj and up_proj in
     one weight, their tile columns paired, I rounded up to whole tiles: the SwiGLU program of swiglu.py, whose
     output is half as wide), down_proj."""
-    from ttprefill.model.device_stack import zba_columns
+    from ttprefill.ops.gdn.shapes import zba_columns
 
     from .swiglu import paired_width
 
