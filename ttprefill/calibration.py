@@ -22,7 +22,7 @@ from ttprefill.device.program import (
     Program,
     Role,
 )
-from ttprefill.hw import DST_TILES_BF16
+from ttprefill.hw import DST_TILES_BF16, TILE
 
 CALIBRATION_KERNELS = "calibration"
 # Agreement the timing model must reach on every held-out point (modeled / published time).
@@ -99,7 +99,6 @@ def run_noc(device, shape: dict):
         return device.run(Program([kernel], [local], name=f"noc_{shape['mode']}_{count}x{size}"))
     finally:
         device.free(buffer)
-
 
 
 # ---------------------------------------------------------------- many cores against the 12 DRAM channels
@@ -183,7 +182,6 @@ _GEMM = ("tt-metal tech_reports/GEMM_FLOPS @06bd3735, N150 manually tuned, DRAM 
          "utilisation (ideal cycles / mean TRISC1 kernel duration)")
 _QWEN = "tt-metal models/demos/blackhole/qwen36/tt (tp_common.py, model_config.py), device kernel duration"
 GRID = (8, 8)
-TILE = 32
 # Output sub-block shapes in the order tt-metal's GEMM_FLOPS benchmark tries them (its SUBBLOCK_HW_CHOICES):
 # the first that divides the output block is taken; all of them fit bf16 DST's 8 tiles.
 _SUBBLOCK_CHOICES = [(4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6), (5, 1), (1, 5),

@@ -90,6 +90,11 @@ NUM_CIRCULAR_BUFFERS = 32
 MAX_SEMAPHORES = 16  # per core (tt::tt_metal::NUM_SEMAPHORES)
 SEMAPHORE_STRIDE = 16  # bytes between a core's semaphores in the simulator's L1
 
+# ---- Tiles
+# Rows and columns of a tile, the unit every engine of a Tensix core moves and computes on (32x32 in
+# four 16x16 faces; ISA doc, TileFormats). Token counts a program splits come in whole tile rows.
+TILE = 32
+
 # ---- DST (the math engine's destination register)
 # Tiles one DST acquire may use while the packer drains the other half (half-sync): 8 bf16 tiles, or 4 with fp32
 # accumulation; the simulator enforces it (sim/src/compute.cpp require_dst_index), tt-metal's sub-block

@@ -32,7 +32,8 @@ from __future__ import annotations
 import resource
 import time
 
-TILE = 32
+from ttprefill.hw import TILE
+
 
 # What of the host transfers hides behind device work, as the engine's device stack issues them.
 HOST_OVERLAP_NOTE = (
@@ -124,6 +125,7 @@ def _micro_batched_chunk(config, o, runner, s, split, gdn_w, attn_w, state, cach
     sched, ends = chunk_schedule(config, runs, collectives)
     scheduled["busy_s"] += sched.busy["collectives"]
     scheduled["exposed_s"] += sched.exposed_collectives_s
+    scheduled["hidden_s"] += sched.hidden_collectives_s
     checkpoint_up, done = 0, 0.0
     in_flight = []
     for i in range(config.num_layers):
@@ -270,7 +272,7 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
     embedding_uploads = {}  # chunk index -> its embeddings' handle on the link
     micro = block_collectives_s is not None
     per_micro_shape: dict[tuple, tuple] = {}  # (tokens, offsets) -> a GDN block's and an MLP's runs, their reads
-    scheduled = {"busy_s": 0.0, "exposed_s": 0.0}
+    scheduled = {"busy_s": 0.0, "exposed_s": 0.0, "hidden_s": 0.0}
     for n, chunk in enumerate(plan):
         start, T = chunk.start, chunk.num_tokens
         at_end = chunk.end in chunk.checkpoints
@@ -405,7 +407,7 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
         "micro_batches": o.micro_batches,
         **({"collective_schedule": {
             "modeled": True, "busy_s": scheduled["busy_s"], "exposed_s": scheduled["exposed_s"],
-            "hidden_s": scheduled["busy_s"] - scheduled["exposed_s"], "order": "interleaved (MICRO_BATCH_ORDER)",
+            "hidden_s": scheduled["hidden_s"], "order": "interleaved (MICRO_BATCH_ORDER)",
             "note": "the layers' collectives on their own sub-device beside the programs of the other micro-batch "
                     "(device/sub_device_timing.py); exposed: what the compute sub-device waited for; the DRAM and "
                     "NoC traffic of the collectives' workers beside the programs is not charged"}} if micro else {}),

@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from ttprefill.device.program import TILE_BYTES, DataFormat
+from ttprefill.hw import TILE
 
-TILE_DIM = 32
 FACE_DIM = 16
-TILE_ELEMS = TILE_DIM * TILE_DIM
+TILE_ELEMS = TILE * TILE
 BFP8_EXPONENT_BYTES = TILE_ELEMS // FACE_DIM  # one shared exponent per face row
 _BFP8_MAGNITUDE_BITS = 7
 _BFP8_DROP_BITS = 24 - _BFP8_MAGNITUDE_BITS  # bits of the 24-bit significand below the magnitude
@@ -85,12 +85,12 @@ def _tile_grid(shape: tuple[int, ...]) -> tuple[tuple[int, ...], int, int]:
     if len(shape) < 2:
         raise ValueError(f"a tiled tensor needs at least 2 dims, got shape {shape}")
     *lead, h, w = shape
-    if h % TILE_DIM or w % TILE_DIM:
+    if h % TILE or w % TILE:
         raise ValueError(
-            f"shape {shape}: the last two dims must be multiples of {TILE_DIM} to tilize; "
+            f"shape {shape}: the last two dims must be multiples of {TILE} to tilize; "
             "pad first (to_device_bytes pads with zeros)"
         )
-    return tuple(lead), h // TILE_DIM, w // TILE_DIM
+    return tuple(lead), h // TILE, w // TILE
 
 
 def tilize(array: np.ndarray) -> np.ndarray:
@@ -248,7 +248,7 @@ def unpack(fmt: DataFormat | int, data: bytes | bytearray | memoryview | np.ndar
 def padded_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     """shape with its last two dims rounded up to multiples of 32."""
     *lead, h, w = shape
-    return (*lead, -(-h // TILE_DIM) * TILE_DIM, -(-w // TILE_DIM) * TILE_DIM)
+    return (*lead, -(-h // TILE) * TILE, -(-w // TILE) * TILE)
 
 
 def to_device_bytes(array: np.ndarray, fmt: DataFormat | int) -> np.ndarray:
@@ -293,7 +293,7 @@ def from_device_bytes(data: bytes | bytearray | memoryview | np.ndarray, fmt: Da
     if len(shape) < 2:
         raise ValueError(f"from_device_bytes needs at least 2 dims, got shape {shape}")
     full = padded_shape(shape)
-    ntiles = int(np.prod(full[:-2], dtype=np.int64)) * (full[-2] // TILE_DIM) * (full[-1] // TILE_DIM)
+    ntiles = int(np.prod(full[:-2], dtype=np.int64)) * (full[-2] // TILE) * (full[-1] // TILE)
     tiles = unpack(fmt, data, ntiles)
     if fmt == DataFormat.UInt32:
         tiles = tiles.view(np.uint32)

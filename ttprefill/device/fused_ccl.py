@@ -17,9 +17,8 @@ tests/host/mock/mesh_driver.py):
 from __future__ import annotations
 
 from ttprefill.device.mesh_timing import fused_matmul_grid
-from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
+from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR, TILE
 
-TILE = 32  # rows and columns of a tile
 
 # the collective's global semaphores: the gather's two (one a direction), the reduce-scatter's three (the ring
 # needs three; ttnn's validation asks for at least that many on a ring, one on a line)

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ttprefill.hw import CLOCK_HZ, ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR
+from ttprefill.hw import CLOCK_HZ, ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR, TILE
 
 from . import formats
 from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport
@@ -70,8 +70,6 @@ from .sim_device import DEFAULT_COST_SETTING, SimDevice
 from .tensor import DeviceTensor
 
 __all__ = ["MeshTensor", "REPLICATE", "Replicate", "Shard", "SimMesh", "WIRED_RINGS", "shard_placements"]
-
-TILE = 32
 
 
 # Meshes whose wiring closes an axis into a ring: a T3000 opened as 1x8 is the ring round its 2x4

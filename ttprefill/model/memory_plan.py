@@ -27,14 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ttprefill.device.program import DataFormat
-from ttprefill.hw import DRAM_BANKS, DRAM_BYTES_PER_CHIP
+from ttprefill.hw import DRAM_BANKS, DRAM_BYTES_PER_CHIP, TILE
 from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
 from ttprefill.model.collective_dtype import CollectiveDtype
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, TensorParallelPlan
 from ttprefill.model.weights import parameter_shapes
 
-TILE = 32
 TILE_BYTES = {"bf16": TILE * TILE * 2, "bfp8": TILE * TILE + TILE * TILE // 16, "fp32": TILE * TILE * 4}
 WEIGHT_FORMATS = ("bf16", "bfp8")
 HOST_ONLY_WEIGHTS = ("model.embed_tokens.weight",)

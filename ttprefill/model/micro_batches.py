@@ -17,8 +17,9 @@ from __future__ import annotations
 import math
 from numbers import Integral
 
+from ttprefill.hw import TILE
+
 MICRO_BATCH_CHOICES = (1, 2)
-TILE = 32  # rows of a tile: where a micro-batch may start (K/V pages are written in whole tile rows)
 
 
 class MicroBatchError(ValueError):

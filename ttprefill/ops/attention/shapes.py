@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ttprefill.device.program import ComputeConfig, DataFormat, L1OverflowError, MathFidelity
-from ttprefill.hw import MAX_RUNTIME_ARGS, compute_cores
+from ttprefill.hw import MAX_RUNTIME_ARGS, TILE, compute_cores
 
-TILE = 32
 SUPPORTED_HEAD_DIMS = (64, 128, 256)
 PAGE_FORMATS = (DataFormat.Float16_b, DataFormat.Bfp8_b)
 

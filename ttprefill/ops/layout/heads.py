@@ -10,9 +10,9 @@ from ttprefill.device.program import (
     split_units,
 )
 from ttprefill.device.tensor import DeviceTensor
+from ttprefill.hw import TILE
 
 KERNELS = KERNELS_DIR / "layout"
-TILE = 32
 BUFFERING = 2  # heads of tiles in flight between reader and writer
 
 

@@ -27,9 +27,9 @@ from ttprefill.device.program import (
     split_units,
 )
 from ttprefill.device.tensor import DeviceTensor
+from ttprefill.hw import TILE
 
 KERNELS = KERNELS_DIR / "layout"
-TILE = 32
 FACE = 16
 BF16 = DataFormat.Float16_b
 VALUES_PER_PAGE = BF16.tile_bytes // 2  # a row-major page: 1024 bf16 values, the row's part in 32 tiles

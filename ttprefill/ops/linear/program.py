@@ -20,7 +20,8 @@ from ttprefill.ops.upstream.matmul_mcast import IN0_SENDER, IN1_RECEIVER_WRITER,
 
 from .planner import LinearPlan
 
-TILE = 32
+from ttprefill.hw import TILE
+
 # Runtime-arg positions of the start tiles in the factory's layout (matmul_mcast.py builds them), each
 # right after the tensor address it offsets (checked before moving, so a changed layout fails loudly):
 IN0_SENDER_START_TILE = 1  # [in0 address, in0 start tile, ...]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TILE = 32
+from ttprefill.hw import TILE
 
 
 class NormShapeError(ValueError):

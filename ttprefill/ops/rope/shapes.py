@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TILE = 32
+from ttprefill.hw import TILE
+
 # Rotary widths below a tile pair: the rotation stays inside the head's first tile, its halves swapped by
 # the reader in 16-byte pieces (8 bf16 values), so half the width must be 8 or 16 values.
 SUB_TILE_ROTARY_DIMS = (16, 32)

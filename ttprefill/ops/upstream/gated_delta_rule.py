@@ -51,8 +51,8 @@ from ttprefill.device.program import (
 from ttprefill.device.tensor import DeviceTensor
 from ttprefill.ops.upstream import kernel_path
 from ttprefill.ops.upstream.registry import expect_close, register
+from ttprefill.hw import TILE
 
-TILE = 32
 GRID_ROWS = 8
 KERNEL_DIR = "transformer/chunk_gated_delta_rule/device/kernels/"
 READER = KERNEL_DIR + "dataflow/reader_chunk_gated_delta_rule.cpp"

@@ -37,6 +37,8 @@ from . import kernel_path
 from .data_movement import UNARY_WRITER, split_work_to_cores
 from .registry import expect_close, register
 
+from ttprefill.hw import TILE
+
 READER = "matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
 REUSE_READER = "matmul/device/kernels/dataflow/reader_bmm_tile_layout.cpp"
 REUSE_WRITER = "matmul/device/kernels/dataflow/writer_bmm_tile_layout.cpp"
@@ -44,7 +46,6 @@ REUSE_COMPUTE = "matmul/device/kernels/compute/bmm_large_block_zm.cpp"
 CB_INTERMED0 = 24
 COMPUTE = "matmul/device/kernels/compute/bmm.cpp"
 CB_IN0, CB_IN1, CB_OUT = 0, 1, 16
-TILE = 32
 
 
 def bmm_multicore_program(a, b, out, *, grid: tuple[int, int] = (1, 1),

@@ -55,6 +55,8 @@ from ttprefill.device.program import (
 from . import kernel_path
 from .registry import expect_close, register
 
+from ttprefill.hw import TILE
+
 IN0_SENDER = "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0_sender_padding.cpp"
 IN0_RECEIVER = "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0_receiver.cpp"
 IN1_SENDER_WRITER = "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in1_sender_writer_padding.cpp"
@@ -72,7 +74,6 @@ IN1_NOC, IN0_NOC = DRAM_READ_NOC, DRAM_WRITE_NOC
 INPUT_BUFFERING = 2
 # An absent optional tensor's TensorAccessorArgs (the sparsity placeholders): config word 0.
 NULL_ACCESSOR = [0, 0]
-TILE = 32
 
 
 def _rect(x0: int, y0: int, x1: int, y1: int) -> list[CoreCoord]:

@@ -60,8 +60,8 @@ from ttprefill.device.program import (
 )
 from ttprefill.ops.upstream import kernel_path
 from ttprefill.ops.upstream.registry import expect_close, register
+from ttprefill.hw import TILE
 
-TILE = 32
 GRID = (8, 8)
 KDIR = "normalization/softmax/device/kernels/attention/"
 READER = KDIR + "dataflow/reader_unary_interleaved_sm.cpp"

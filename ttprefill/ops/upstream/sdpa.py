@@ -45,8 +45,8 @@ from ttprefill.device.program import (
 from ttprefill.device.tensor import DeviceTensor
 from ttprefill.ops.upstream import kernel_path
 from ttprefill.ops.upstream.registry import expect_close, register
+from ttprefill.hw import TILE
 
-TILE = 32
 GRID = (8, 8)
 KERNEL_DIR = "transformer/sdpa/device/kernels/"
 READER = KERNEL_DIR + "dataflow/reader_interleaved.cpp"

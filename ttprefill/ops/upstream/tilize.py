@@ -39,10 +39,11 @@ from . import kernel_path
 from .data_movement import UNARY_READER, UNARY_WRITER, split_work_to_cores
 from .registry import ConformanceError, register
 
+from ttprefill.hw import TILE
+
 TILIZE = "data_movement/tilize/device/kernels/compute/tilize.cpp"
 UNTILIZE = "data_movement/untilize/device/kernels/compute/untilize.cpp"
 CB_IN, CB_OUT = 0, 16
-TILE = 32
 
 
 def row_major_bytes(x: np.ndarray, fmt: DataFormat) -> np.ndarray:

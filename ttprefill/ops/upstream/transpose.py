@@ -35,9 +35,10 @@ from . import kernel_path
 from .data_movement import UNARY_READER, UNARY_WRITER, split_work_to_cores
 from .registry import ConformanceError, register
 
+from ttprefill.hw import TILE
+
 COMPUTE = "data_movement/transpose/device/kernels/compute/transpose_wh.cpp"
 CB_IN, CB_OUT = 0, 16
-TILE = 32
 
 
 def nwh_tile_order(x: np.ndarray) -> np.ndarray:
