@@ -106,3 +106,36 @@ def test_the_cli_opens_a_1x8_ring_and_closes_it_when_the_engine_fails(capsys, mo
     assert code == 2 and "cache budget" in err, err
     assert asked == [("sim", {"mesh_shape": (1, 8), "topology": "ring"})]
     assert [d.closed for d in ClosingSim.opened] == [1]
+
+
+def test_closing_an_engine_frees_the_stack_it_built_on_a_device_it_was_given():
+    """The weights, K/V pools and states the engine put on a passed-in device are freed by close (on a card, the
+    sub-device manager it loaded is removed with them); the device stays open and usable, and the engine refuses
+    new work with an error that says what to do."""
+    device = ClosingSim()
+    before = device.dram_bytes_in_use()
+    config = get_preset("tiny")
+    engine = Engine(config, random_weights(config, seed=0), backend="sim", device=device)
+    engine.prefill(np.arange(40))
+    assert device.dram_bytes_in_use() > before
+    engine.close()
+    engine.close()  # a second close frees nothing twice
+    assert device.dram_bytes_in_use() == before and device.closed == 0
+    with pytest.raises(EngineError, match="closed.*make a new Engine"):
+        engine.submit(np.arange(8))
+    again = Engine(config, random_weights(config, seed=0), backend="sim", device=device)  # the device still serves
+    again.prefill(np.arange(40))
+    again.close()
+    assert device.dram_bytes_in_use() == before
+
+
+def test_an_engine_on_another_engines_stack_leaves_it_built():
+    device = ClosingSim()
+    config = get_preset("tiny")
+    first = Engine(config, random_weights(config, seed=0), backend="sim", device=device)
+    second = Engine(config, {}, backend="sim", mixers=first.mixers)
+    second.close()
+    in_use = device.dram_bytes_in_use()
+    first.prefill(np.arange(40))  # the shared stack still holds its weights
+    assert device.dram_bytes_in_use() >= in_use
+    first.close()

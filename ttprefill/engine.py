@@ -124,8 +124,11 @@ class Engine:
         num_pages = self.cache.allocator.num_pages
         self.backend = backend
         self.on_device = backend in DEVICE_BACKENDS
-        # Without a device or another engine's stack, make_mixers opens the device: this engine closes it (close).
-        self._owns_device = self.on_device and device is None and mixers is None
+        # Without another engine's stack, make_mixers builds this engine's DeviceStack (weights, K/V pools, a card's
+        # sub-devices), which close frees; without a device too, it opens the device, which close also closes.
+        self._owns_stack = self.on_device and mixers is None
+        self._owns_device = self._owns_stack and device is None
+        self._closed = False
         if self.on_device:
             # One DeviceStack holds the weights, K/V pools and live states; an engine may share another's.
             self.mixers = mixers if mixers is not None else make_mixers(backend, config, num_pages, o, device,
@@ -145,13 +148,21 @@ class Engine:
         self.failures: dict[str, BaseException] = {}
 
     def close(self) -> None:
-        """Closes the device this engine opened (a card's mesh and its fabric; nothing on the simulator). A device
-        passed in, or another engine's stack, stays open: whoever opened it closes it. Safe to call twice."""
-        if self._owns_device:
-            from ttprefill.device.backends import close_device
+        """Frees the device stack this engine built (its weights, K/V pools and live states, and the sub-device
+        manager it loaded on a card's mesh) and closes the device this engine opened (a card's mesh and its fabric;
+        nothing on the simulator). A device passed in stays open, another engine's stack stays built: whoever
+        made them ends them. Safe to call twice."""
+        self._closed = True
+        try:
+            if self._owns_stack:
+                self._owns_stack = False
+                self.model.free()
+        finally:
+            if self._owns_device:
+                from ttprefill.device.backends import close_device
 
-            self._owns_device = False
-            close_device(self.model.device)
+                self._owns_device = False
+                close_device(self.model.device)
 
     def __enter__(self) -> "Engine":
         return self
@@ -183,6 +194,8 @@ class Engine:
         return tuple(int(t) for t in arr)
 
     def submit(self, tokens: Sequence[int], request_id: str | None = None) -> str:
+        if self._closed:
+            raise EngineError("this engine is closed (its device stack freed, its device closed): make a new Engine")
         tokens = self.validate(tokens)
         request_id = request_id or f"r{next(self._ids)}"
         self.scheduler.submit(request_id, tokens)
