@@ -277,3 +277,41 @@ def test_the_interleaver_alternates_after_the_first_streams_head_start_and_stops
     il.pause()  # outside run: nothing to hand over
     il.run([body("A", 3)])
     assert log == ["A0", "A1", "A2"]
+
+
+def test_an_interrupted_run_unwinds_every_stream_and_leaves_none_blocked():
+    """Ctrl-C lands in run()'s wait (the main thread's): run re-raises it only once the stream issuing has reached
+    its next pause and every other has unwound, so nothing keeps issuing work or waits forever behind it, and the
+    interleaver runs again afterwards."""
+    import threading
+
+    from ttprefill.model.interleave import Interleaver
+
+    il, log = Interleaver(head_start=1), []
+    a_issuing = threading.Event()
+
+    def body(name, pieces):
+        def run():
+            for k in range(pieces):
+                log.append(f"{name}{k}")
+                if name == "A" and k == 2:
+                    a_issuing.set()
+                    while not il._cancelled:  # A is still issuing its third piece when the interrupt comes
+                        threading.Event().wait(0.001)
+                il.pause()
+        return run
+
+    class InterruptedWait(threading.Event):
+        def wait(self, timeout=None):
+            a_issuing.wait()
+            raise KeyboardInterrupt
+
+    il._finished = InterruptedWait()
+    with pytest.raises(KeyboardInterrupt):
+        il.run([body("A", 6), body("B", 6)])
+    assert log == ["A0", "A1", "B0", "A2"]  # A stopped at the pause after its piece; B never resumed
+    assert not [t for t in threading.enumerate() if t.name.startswith("micro-batch-")]
+    log.clear()
+    il._finished = threading.Event()
+    il.run([body("A", 2), body("B", 2)])
+    assert log == ["A0", "A1", "B0", "B1"]

@@ -12,7 +12,9 @@ gather by B's programs up to its reduce-scatter (device/sub_device_timing.MICRO_
 
 The streams run in copies of the caller's context (contextvars: the compute grid the planners read,
 hw.compute_sub_device). An exception in a stream ends it, and the others at their next pause; the first exception
-is raised to the caller.
+is raised to the caller. An interrupt of the caller's wait (Ctrl-C) cancels the streams the same way: run() lets
+the one issuing finish its piece and every other unwind, then re-raises, so no stream is left blocked or still
+issuing work after run() returns.
 """
 
 from __future__ import annotations
@@ -43,11 +45,14 @@ class Interleaver:
         self._streams: list[_Stream] = []
         self._local = threading.local()
         self._finished = threading.Event()
+        self._cancelled = False  # run()'s wait was interrupted: every stream unwinds at its next pause
 
     def pause(self) -> None:
         stream = getattr(self._local, "stream", None)
         if stream is None or len(self._streams) < 2:
             return
+        if self._stopping():
+            raise _Cancelled
         stream.pieces += 1
         if stream.index == 0 and stream.pieces <= self.head_start:
             return  # the first stream's head start: the others have not started yet
@@ -57,7 +62,7 @@ class Interleaver:
         stream.turn.clear()
         self._hand_to(nxt)
         stream.turn.wait()
-        if any(s.error is not None for s in self._streams):
+        if self._stopping():
             raise _Cancelled
 
     def run(self, bodies: Sequence[Callable[[], None]]) -> None:
@@ -66,25 +71,44 @@ class Interleaver:
             return
         self._streams = [_Stream(i, b, contextvars.copy_context()) for i, b in enumerate(bodies)]
         self._finished.clear()
+        self._cancelled = False
         threads = [threading.Thread(target=self._thread, args=(s,), name=f"micro-batch-{s.index}", daemon=True)
                    for s in self._streams]
         for t in threads:
             t.start()
         self._hand_to(self._streams[0])
-        self._finished.wait()
-        for t in threads:
-            t.join()
-        errors = [s.error for s in self._streams if s.error is not None]
-        self._streams = []
+        try:
+            self._finished.wait()
+        except BaseException:
+            self._cancel(threads)
+            raise
+        finally:
+            for t in threads:
+                t.join()
+            errors = [s.error for s in self._streams if s.error is not None]
+            self._streams = []
         if errors:
             raise errors[0]
+
+    def _cancel(self, threads: list[threading.Thread]) -> None:
+        """Unwinds every stream: the one issuing stops at its next pause, the waiting ones wake and stop. The
+        turns are set again until all have ended, since a stream may clear its own turn after a first setting."""
+        self._cancelled = True
+        while any(t.is_alive() for t in threads):
+            for s in self._streams:
+                s.turn.set()
+            for t in threads:
+                t.join(timeout=0.01)
+
+    def _stopping(self) -> bool:
+        return self._cancelled or any(s.error is not None for s in self._streams)
 
     def _thread(self, stream: _Stream) -> None:
         stream.turn.wait()
         self._local.stream = stream
         try:
             # a stream handed its first turn by one that failed never starts (its work would be thrown away)
-            if not any(s.error is not None for s in self._streams):
+            if not self._stopping():
                 stream.context.run(stream.body)
         except _Cancelled:
             pass
