@@ -37,10 +37,11 @@ def _hf_config_dict(cfg) -> dict:
                                 "partial_rotary_factor": cfg.partial_rotary_factor}}
 
 
-def _hf_last_logits(tokens) -> np.ndarray:
+def _hf_last_logits(tokens, weights=WEIGHTS) -> np.ndarray:
+    """transformers' last-token logits in fp64 for the tiny model with `weights` (by default this module's)."""
     config = transformers.Qwen3_5TextConfig(**{k: v for k, v in _hf_config_dict(TINY).items() if k != "model_type"})
     model = transformers.Qwen3_5ForCausalLM(config).eval()
-    model.load_state_dict({k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in WEIGHTS.items()})
+    model.load_state_dict({k: torch.from_numpy(np.asarray(v, np.float32)) for k, v in weights.items()})
     model = model.to(torch.float64)
     with torch.no_grad():
         return model(input_ids=torch.tensor([tokens])).logits[0, -1].numpy()

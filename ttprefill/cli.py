@@ -77,6 +77,16 @@ def _add_scheme(parser) -> None:
                              f"sums after it); default {EngineOptions.collective_dtype}")
 
 
+def _add_kv_format(parser, which: str = "") -> None:
+    from ttprefill.options import KV_PAGE_FORMAT_NAMES, EngineOptions, kv_page_format_name
+
+    parser.add_argument("--kv-format", default=None, choices=list(KV_PAGE_FORMAT_NAMES),
+                        help=f"{which}the format of the attention layers' K/V cache pages: bf16 (2,048 bytes a tile) "
+                             "or bfp8 (bfp8_b, 1,088 bytes a tile: about half the DRAM reads of a long prefix and "
+                             "nearly twice the pages in the prefix cache's budget); default "
+                             f"{kv_page_format_name(EngineOptions.kv_page_format)}")
+
+
 def _collective_dtype(text: str):
     from ttprefill.model.collective_dtype import CollectiveDtype, CollectiveDtypeError
 
@@ -109,6 +119,9 @@ def _check_bench_args(args) -> None:
     if args.trace is not None and not Path(args.trace).resolve().parent.is_dir():
         raise ValueError(f"--trace {args.trace}: folder {Path(args.trace).resolve().parent} does not exist; "
                          "create it or write the trace elsewhere")
+    if args.kv_format is not None and args.what not in ("ttft", "engine"):
+        raise ValueError(f"--kv-format sets the engine's K/V pages, for bench ttft and bench engine; bench "
+                         f"{args.what} does not run the engine (bench attention takes its pages' format as --format)")
     if args.what == "attention":
         from ttprefill.model.config import get_preset
 
@@ -146,8 +159,10 @@ def bench_arguments(args):
                                    topology=args.topology, matmul_fidelity=args.matmul_fidelity,
                                    scheme=args.scheme, collective_dtype=args.collective_dtype,
                                    fused_collectives=args.fused_collectives,
-                                   micro_batches=args.micro_batches)
-    if args.what in ("engine", "checkpoints"):
+                                   micro_batches=args.micro_batches, kv_format=args.kv_format)
+    if args.what == "engine":
+        return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, kv_format=args.kv_format, device=device)
+    if args.what == "checkpoints":
         return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, device=device)
     return bench.CalibrationBenchArgs(device=device)
 
@@ -217,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"prefix cache byte budget (default {defaults.cache_budget_bytes / 2**20:g})")
     prefill.add_argument("--weights", choices=["bf16", "bfp8"], default=None,
                          help=f"device weight matrices (default {EngineOptions.weight_format})")
+    _add_kv_format(prefill)
     prefill.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
                          help="split the model tensor-parallel over ROWSxCOLS simulated chips (1x2 n300; 2x4 or 1x8 "
                               "T3000); default 1x1, one chip")
@@ -265,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--batch", type=_positive_int, default=1)
     bench.add_argument("--size", type=_positive_int, default=None, help="matmul: M = K = N (a multiple of 32)")
     bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages; ttft: weight matrices")
+    _add_kv_format(bench, "ttft, engine: ")
     bench.add_argument("--fidelity", default=None, choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"])
     bench.add_argument("--matmul-fidelity", default=None, metavar="SPEC",
                        help="ttft: the projections' math fidelity, one for all (e.g. LoFi) or role=fidelity pairs "

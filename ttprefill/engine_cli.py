@@ -108,8 +108,16 @@ def engine_options(args) -> EngineOptions:
         "tp_scheme": getattr(args, "scheme", None),
         "collective_dtype": getattr(args, "collective_dtype", None),
         "micro_batches": getattr(args, "micro_batches", None),
+        "kv_page_format": _kv_page_format(getattr(args, "kv_format", None)),
     }
     return EngineOptions(**{name: value for name, value in given.items() if value is not None})
+
+
+def _kv_page_format(name: str | None):
+    """--kv-format's name as the page format (None: left out, EngineOptions' default)."""
+    from ttprefill.options import KV_PAGE_FORMAT_NAMES
+
+    return None if name is None else KV_PAGE_FORMAT_NAMES[name]
 
 
 def check_topology(mesh: tuple[int, int], topology: str) -> None:

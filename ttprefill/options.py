@@ -23,6 +23,16 @@ from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDE
 from ttprefill.ops.linear.fidelity import ProjectionFidelity
 
 
+# The command line's names of the K/V page formats (`--kv-format`), each one of the attention kernels' PAGE_FORMATS.
+KV_PAGE_FORMAT_NAMES = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b}
+assert set(KV_PAGE_FORMAT_NAMES.values()) == set(PAGE_FORMATS)
+
+
+def kv_page_format_name(page_format: DataFormat) -> str:
+    """The command line's name of a K/V page format ("bf16" or "bfp8")."""
+    return next(name for name, fmt in KV_PAGE_FORMAT_NAMES.items() if fmt == page_format)
+
+
 class EngineError(ValueError):
     """A request or setting the engine refuses; the message names the problem and the fix."""
 
@@ -55,6 +65,9 @@ class EngineOptions:
     gdn_chunk: int = DEFAULT_CHUNK
     gdn_fidelity: MathFidelity = SCAN_FIDELITY
     attention_fidelity: MathFidelity = FlashAttentionConfig.math_fidelity
+    # The attention layers' K/V cache pages (the prefix cache's pages): bf16, or bfp8_b (`--kv-format bfp8`), which
+    # nearly halves the bytes a page takes in DRAM and in the cache budget, and those attention reads of a long prefix.
+    # Its accuracy and modeled gain: README (K/V pages in bfp8).
     kv_page_format: DataFormat = DataFormat.Float16_b
     # Device weight matrices: "bfp8" (bfp8_b tiles: 1,088 bytes a tile, so qwen3.5-9b fits one chip) or
     # "bf16". Accuracy allows bfp8: last-token logits of the tiny model (150 tokens, two chunks) against the

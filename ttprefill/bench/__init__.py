@@ -77,6 +77,12 @@ def run(what: str, args) -> dict:
             from dataclasses import replace
 
             options = replace(options, micro_batches=args.micro_batches)
+        if args.kv_format is not None:
+            from dataclasses import replace
+
+            from ttprefill.options import KV_PAGE_FORMAT_NAMES
+
+            options = replace(options, kv_page_format=KV_PAGE_FORMAT_NAMES[args.kv_format])
         if args.mesh != (1, 1):
             from .ttft_mesh import mesh_ttft_bench
 

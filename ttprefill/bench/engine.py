@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 from ttprefill.engine import Engine, EngineOptions
+from ttprefill.options import KV_PAGE_FORMAT_NAMES, kv_page_format_name
 from ttprefill.workloads import shared_prefix
 
 from .options import EngineBenchArgs
@@ -44,13 +45,16 @@ def engine_bench(args: EngineBenchArgs) -> dict:
     requests = 4
     prompts = shared_prefix(1024, requests=requests, prompt_tokens=seq, shared_fraction=0.9, seed=0)
     opts = EngineOptions() if args.chunk is None else EngineOptions(chunk_tokens=args.chunk)
+    if args.kv_format is not None:
+        opts = replace(opts, kv_page_format=KV_PAGE_FORMAT_NAMES[args.kv_format])
     backend = args.device.backend
     with_cache = _serve(backend, prompts, True, opts)
     without = _serve(backend, prompts, False, opts)
     result = {
         "shape": {"model": "tiny", "prompt_tokens": seq, "requests": requests, "shared_fraction": 0.9,
                   "chunk": opts.chunk_tokens, "checkpoint_every_blocks": opts.checkpoint_every_blocks,
-                  "gdn_fidelity": opts.gdn_fidelity.name, "backend": backend},
+                  "gdn_fidelity": opts.gdn_fidelity.name, "kv_format": kv_page_format_name(opts.kv_page_format),
+                  "backend": backend},
         "wall_s": with_cache["ttft_wall_s"],
         "ttft_wall_s_cache": with_cache["ttft_wall_s"],
         "ttft_wall_s_no_cache": without["ttft_wall_s"],

@@ -63,6 +63,7 @@ class GdnBenchArgs:
 class EngineBenchArgs:
     seq: int | None = None
     chunk: int | None = None
+    kv_format: str | None = None  # "bf16" | "bfp8": the K/V pages (None: EngineOptions.kv_page_format)
     device: DeviceChoice = field(default_factory=DeviceChoice)
 
 
@@ -85,6 +86,7 @@ class TtftBenchArgs:
     # each chunk as this many micro-batches (None: EngineOptions.micro_batches); 2 on a mesh: the collectives
     # beside the other micro-batch's programs on sub-devices (device/sub_device_timing.py)
     micro_batches: int | None = None
+    kv_format: str | None = None  # "bf16" | "bfp8": the K/V pages (None: EngineOptions.kv_page_format)
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
     from ttprefill.ops.rope import RopeTables
     from ttprefill.cache.checkpoints import CheckpointPolicy
     from ttprefill.device.host_link import HostLinkTimeline, HostTransfer
-    from ttprefill.options import EngineOptions
+    from ttprefill.options import EngineOptions, kv_page_format_name
     from ttprefill.model.micro_batches import micro_batch_bounds
 
     from .ttft_micro import MarkingRunner
@@ -387,6 +387,7 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.chunk_tokens,
+        "kv_format": kv_page_format_name(o.kv_page_format),
         "matmul_fidelity": o.matmul_fidelity.describe(),
         "costs": costs, "model_version": model_version(), "timing_only": True,
         "ttft_s": total.total_s + host["exposed_s"],
@@ -424,7 +425,8 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
 def format_ttft(result: dict) -> str:
     t = result["host_traffic"]
     lines = [f"{result['model']}, {result['seq']} tokens in chunks of {result['chunk_tokens']}, "
-             f"{result['weight_format']} weights at {result['matmul_fidelity']}, timing model {result['model_version']} "
+             f"{result['weight_format']} weights at {result['matmul_fidelity']}, {result['kv_format']} K/V pages, "
+             f"timing model {result['model_version']} "
              f"({result['costs']}):",
              f"  modeled TTFT {result['ttft_s'] * 1e3:.1f} ms"]
     for kind, s in result["by_op"].items():
