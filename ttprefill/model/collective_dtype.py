@@ -75,7 +75,8 @@ class CollectiveDtype:
 # chip 0.0147, the engine's bound 0.03; per projection at hidden 4096 against fp64: a column-parallel projection
 # (bfp8 weights) 0.0118 with a bf16 in0, 0.0131 with bfp8; a two-chip reduce-scatter of down_proj-like partials
 # 0.0127 in bf16, 0.0135 in bfp8. Time (`ttprefill bench ttft --model qwen3.5-9b --mesh 1x2 --seq 32768
-# --timing-only --json --collective-dtype D`, central, modeled): TTFT 5.77 s (bf16), 5.31 (gather bfp8), 5.25
-# (reduce bfp8), 4.79 (both): the collectives 1.78 -> 1.35 -> 0.91 s (1,088-byte pages, four a fabric packet),
-# the matmuls 2.46 -> 2.38 s (half the in0 and partial-sum bytes, despite the partials' fp32 accumulation).
+# --timing-only --json --collective-dtype D`, central, timing model 2.4, mesh timing 4, modeled): TTFT 5.47 s
+# (bf16), 5.01 (gather bfp8), 4.95 (reduce bfp8), 4.49 (both): the collectives 1.78 -> 1.35 -> 0.91 s (1,088-byte
+# pages, four a fabric packet), the matmuls 2.42 -> 2.34 s (half the in0 and partial-sum bytes, despite the
+# partials' fp32 accumulation).
 DEFAULT = CollectiveDtype("bfp8", "bfp8")

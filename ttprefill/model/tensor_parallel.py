@@ -52,12 +52,12 @@ from ttprefill.hw import TILE
 
 SCHEMES = ("all_reduce", "reduce_scatter")
 # reduce_scatter by measurement: `ttprefill bench ttft --seq 32768 --timing-only --json --scheme S` (central,
-# timing model 2.4, mesh timing 3, both schemes on the same tree, the block edges' add + norm fused; modeled),
-# all_reduce -> reduce_scatter: Qwen3.5-9B 1x2 6.34 -> 6.18 s (norms and fused adds 0.37 -> 0.21, collectives
-# 1.78 both); 27B 2x4 line 16.51 -> 12.58 s (norms 0.88 -> 0.28, collectives 11.14 -> 7.81: the scatter and the
-# gather cross each mesh axis with that axis's share, where the whole-mesh all_reduce reduces the whole tensor
-# on each); 27B 1x8 ring 9.29 -> 8.68 s. Accuracy the same: the tiny model's last-token logits against one
-# chip PCC 0.99995 on 1x2 under either scheme (tests/test_mesh_prefill*.py).
+# timing model 2.4, mesh timing 4, bfp8 collectives, both schemes on the same tree, the block edges' add + norm
+# fused; modeled), all_reduce -> reduce_scatter: Qwen3.5-9B 1x2 4.66 -> 4.49 s (norms and fused adds 0.34 ->
+# 0.18, collectives 0.91 both); 27B 2x4 line 9.95 -> 7.68 s (norms 0.80 -> 0.27, collectives 5.68 -> 3.98: the
+# scatter and the gather cross each mesh axis with that axis's share, where the whole-mesh all_reduce reduces
+# the whole tensor on each); 27B 1x8 ring 6.27 -> 5.70 s. Accuracy the same: the tiny model's last-token
+# logits against one chip PCC 0.99995 on 1x2 under either scheme (tests/test_mesh_prefill*.py).
 DEFAULT_SCHEME = "reduce_scatter"
 # the device stack's residual stream and the partial sums it reduces are bf16 tiles of 32 x 32
 ACTIVATION_BYTES = DataFormat.Float16_b.tile_bytes // (32 * 32)

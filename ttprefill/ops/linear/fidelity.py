@@ -37,8 +37,9 @@ accuracy (`scripts/fidelity_accuracy`, simulated numerics against fp64) and by w
     a trade tt-transformers also makes in its "performance" setting
     (model_config.py ModelOptimizations.performance: FF1/FF3 bfp4 LoFi) but not its default (bfp8, HiFi2)
     or "accuracy" setting.
-LoFi on the whole MLP as well would cut 9B's modeled matmul time at 32k on an n300 from 2.52 to 2.08 s (timing
-model 2.4) but doubles the end-to-end error (above): an option, `--matmul-fidelity mlp_gate_up=LoFi,mlp_down=LoFi`.
+LoFi on the whole MLP as well would cut 9B's modeled matmul time at 32k on an n300 from 2.34 to 1.90 s (timing
+model 2.4, mesh timing 4, bfp8 collectives; `bench ttft --model qwen3.5-9b --mesh 1x2 --seq 32768 --timing-only`)
+but doubles the end-to-end error (above): an option, `--matmul-fidelity mlp_gate_up=LoFi,mlp_down=LoFi`.
 """
 
 from __future__ import annotations
