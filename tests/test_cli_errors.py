@@ -41,7 +41,7 @@ def tokens_file(tmp_path):
     (["bench", "matmul", "--size", "-64"], ["--size", "at least 1"]),
     (["bench", "matmul", "--size", "0"], ["--size"]),
     (["bench", "matmul", "--fidelity", "foo"], ["--fidelity", "invalid choice"]),
-    (["bench", "matmul", "--format", "foo"], ["--format", "invalid choice"]),
+    (["bench", "matmul", "--format", "foo"], ["--format", "unknown weight format 'foo'"]),
     (["bench", "attention", "--chunk", "-64"], ["--chunk"]),
     (["bench", "gdn", "--seq", "0"], ["--seq"]),
     (["bench", "gdn", "--seq", "-64"], ["--seq"]),

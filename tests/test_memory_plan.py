@@ -105,7 +105,7 @@ def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens
     largest of the three blocks' temporaries as the device stack's LayerRunner allocates them (shapes only,
     timing-only device), the GDN block with a checkpoint at every 64-token block boundary inside and at its end."""
     from ttprefill.device.sim_device import SimDevice
-    from ttprefill.model.device_stack import (BF16, FP32, WEIGHT_FORMATS, GdnDeviceState, LayerRunner, OpTimes,
+    from ttprefill.model.device_stack import (BF16, FP32, GdnDeviceState, LayerRunner, OpTimes,
                                               Scratch, WeightSource, layer_weights)
     from ttprefill.model.memory_plan import activation_bytes, checkpoint_read_bytes
     from ttprefill.ops.attention import KVCache, ResidentPageTable
@@ -117,7 +117,7 @@ def test_a_chunks_activations_are_what_the_device_stack_allocates(preset, tokens
 
     cfg, o = get_preset(preset), EngineOptions()
     device = SimDevice(timing_only=True)
-    src = WeightSource(device, None, WEIGHT_FORMATS["bfp8"])
+    src = WeightSource(device, None, "bfp8")
     gdn_w, attn_w = layer_weights(src, cfg, cfg.gdn_layers[0]), layer_weights(src, cfg, cfg.attention_layers[0])
     dims = cfg.gdn_dims
     state = GdnDeviceState(*(device.allocate(shape, fmt) for shape, fmt in (

@@ -96,6 +96,31 @@ def _collective_dtype(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _weight_format(text: str) -> str:
+    """A weight-format setting (ops/linear/weight_formats.py): 'bfp8', or 'bfp8,mlp_gate_up=bfp4'."""
+    from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
+
+    try:
+        WeightFormats.parse(text)
+    except WeightFormatError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def _matmul_fidelity(text: str):
+    """A projection-fidelity setting (ops/linear/fidelity.py): 'LoFi', or 'mlp_gate_up=LoFi,mlp_down=LoFi'."""
+    from ttprefill.ops.linear.fidelity import FidelitySpecError, ProjectionFidelity
+
+    try:
+        return ProjectionFidelity.parse(text)
+    except FidelitySpecError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+# What bench matmul, attention and gdn take as --format (their operands or pages: one format, no roles).
+_OPERAND_FORMATS = ("bf16", "bfp8")
+
+
 def _mesh_shape(text: str) -> tuple[int, int]:
     """'RxC' (e.g. 1x2 for an n300, 2x4 or 1x8 for a T3000) -> (R, C)."""
     parts = text.lower().split("x")
@@ -119,6 +144,9 @@ def _check_bench_args(args) -> None:
     if args.trace is not None and not Path(args.trace).resolve().parent.is_dir():
         raise ValueError(f"--trace {args.trace}: folder {Path(args.trace).resolve().parent} does not exist; "
                          "create it or write the trace elsewhere")
+    if args.format is not None and args.what != "ttft" and args.format not in _OPERAND_FORMATS:
+        raise ValueError(f"--format {args.format}: bench {args.what} takes one of {', '.join(_OPERAND_FORMATS)}; "
+                         "per-role weight formats and bfp4 are for bench ttft's weights")
     if args.kv_format is not None and args.what not in ("ttft", "engine"):
         raise ValueError(f"--kv-format sets the engine's K/V pages, for bench ttft and bench engine; bench "
                          f"{args.what} does not run the engine (bench attention takes its pages' format as --format)")
@@ -230,8 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"GDN checkpoint every N cache blocks (default {defaults.checkpoint_every_blocks})")
     prefill.add_argument("--cache-budget-mb", type=_positive_megabytes, default=None,
                          help=f"prefix cache byte budget (default {defaults.cache_budget_bytes / 2**20:g})")
-    prefill.add_argument("--weights", choices=["bf16", "bfp8"], default=None,
-                         help=f"device weight matrices (default {EngineOptions.weight_format})")
+    prefill.add_argument("--weights", type=_weight_format, default=None, metavar="SPEC",
+                         help="device weight matrices: bf16, bfp8 or bfp4 for all, optionally then role=format pairs "
+                              "(roles mlp_gate_up, mlp_down, gdn_in, gdn_out, attention_in, attention_out, lm_head), "
+                              "e.g. bfp8,mlp_gate_up=bfp4 (tt-metal's Qwen3.5 demo MLP, with --matmul-fidelity "
+                              f"mlp_gate_up=LoFi,mlp_down=LoFi); default {EngineOptions.weight_format}")
+    prefill.add_argument("--matmul-fidelity", type=_matmul_fidelity, default=None, metavar="SPEC",
+                         help="the projections' math fidelity, one for all (e.g. LoFi) or role=fidelity pairs over the "
+                              f"defaults ({EngineOptions.matmul_fidelity.describe()})")
     _add_kv_format(prefill)
     prefill.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
                          help="split the model tensor-parallel over ROWSxCOLS simulated chips (1x2 n300; 2x4 or 1x8 "
@@ -280,7 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--value-dim", type=_positive_int, default=None)
     bench.add_argument("--batch", type=_positive_int, default=1)
     bench.add_argument("--size", type=_positive_int, default=None, help="matmul: M = K = N (a multiple of 32)")
-    bench.add_argument("--format", default=None, choices=["bf16", "bfp8"], help="matmul: operands; attention: K/V pages; ttft: weight matrices")
+    bench.add_argument("--format", default=None, type=_weight_format, metavar="FORMAT",
+                       help="matmul: operands, attention: K/V pages, gdn: its tensors (bf16 or bfp8); ttft: the weight "
+                            "matrices, as prefill --weights takes them (e.g. bfp8 or bfp8,mlp_gate_up=bfp4)")
     _add_kv_format(bench, "ttft, engine: ")
     bench.add_argument("--fidelity", default=None, choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"])
     bench.add_argument("--matmul-fidelity", default=None, metavar="SPEC",

@@ -105,6 +105,7 @@ def engine_options(args) -> EngineOptions:
         "checkpoint_every_blocks": getattr(args, "checkpoint_every", None),
         "cache_budget_bytes": None if megabytes is None else int(megabytes * 2**20),
         "weight_format": getattr(args, "weights", None),
+        "matmul_fidelity": getattr(args, "matmul_fidelity", None),
         "tp_scheme": getattr(args, "scheme", None),
         "collective_dtype": getattr(args, "collective_dtype", None),
         "micro_batches": getattr(args, "micro_batches", None),

@@ -21,6 +21,7 @@ from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, SCHEMES
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
 from ttprefill.ops.linear.fidelity import ProjectionFidelity
+from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
 
 
 # The command line's names of the K/V page formats (`--kv-format`), each one of the attention kernels' PAGE_FORMATS.
@@ -73,6 +74,8 @@ class EngineOptions:
     # "bf16". Accuracy allows bfp8: last-token logits of the tiny model (150 tokens, two chunks) against the
     # fp64 reference, PCC 0.99992 / rel RMS 0.0134 with bfp8 vs 0.99995 / 0.0105 with bf16 (README, device
     # section). Norm weights, GDN vectors, RoPE tables and the host embedding are never bfp8.
+    # Per projection role over a base: "bfp8,mlp_gate_up=bfp4" (bfp4_b, 576 bytes a tile: tt-metal's Qwen3.5
+    # demo's gate/up weights); the roles and formats: ops/linear/weight_formats.py; `weight_formats` parses it.
     weight_format: str = "bfp8"
     # Math fidelity of each projection (MLP gate/up and down, GDN and attention in/out, LM head); the defaults and
     # the accuracy they were chosen by are ttprefill.ops.linear.fidelity's.
@@ -125,8 +128,10 @@ class EngineOptions:
             raise EngineError(f"EngineOptions.kv_page_format must be one of "
                               f"{', '.join(f.name for f in PAGE_FORMATS)} (the attention kernels' page formats), "
                               f"got {self.kv_page_format!r}")
-        if self.weight_format not in ("bf16", "bfp8"):
-            raise EngineError(f"EngineOptions.weight_format must be 'bf16' or 'bfp8', got {self.weight_format!r}")
+        try:
+            WeightFormats.parse(self.weight_format)
+        except WeightFormatError as error:
+            raise EngineError(f"EngineOptions.weight_format: {error}") from None
         if self.chunk_tokens % self.gdn_chunk or self.block_tokens % self.gdn_chunk:
             raise EngineError(f"chunk_tokens ({self.chunk_tokens}) and block_tokens ({self.block_tokens}) must be "
                               f"multiples of the GDN chunk ({self.gdn_chunk})")
@@ -139,6 +144,11 @@ class EngineOptions:
             raise EngineError(f"chunk_tokens ({self.chunk_tokens}) spans more than {MAX_CHECKPOINTS_PER_CALL + 1} "
                               f"blocks of {self.block_tokens}, more checkpoints than one GDN scan call writes; "
                               "use a smaller chunk or larger blocks")
+
+    @property
+    def weight_formats(self) -> WeightFormats:
+        """weight_format read: each projection role's weight tile format."""
+        return WeightFormats.parse(self.weight_format)
 
     @property
     def step_token_budget(self) -> int:

@@ -108,7 +108,7 @@ def _block_pairs(kind: str, matmuls: dict[str, dict], mixer: bool) -> tuple[dict
     return matmuls[FIRST_COLUMN_PARALLEL["mlp"]], matmuls["down_proj"]
 
 
-def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataFormat, costs: str,
+def pair_times(config, tp: int, tokens: int, topology: str, weight_format, costs: str,
                links: int | None = None, fidelity=None) -> dict:
     """Per layer kind ("gdn", "attention") at a chunk of `tokens` tokens on a 1 x tp mesh (the fused ops take no
     cluster axis): each block's pairs (its entry all-gather + first projection, its row-parallel projection +
@@ -118,7 +118,8 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
     "unfused_extra_s" (none), "faster_extra_s" (of what ttnn runs, each pair the faster way). A pair ttnn cannot
     fuse (the gather on a line or a mesh of two) is still timed as if it could, for comparison. `fidelity` (an
     ops.linear.fidelity.ProjectionFidelity; None: the engine's defaults) sets each projection's math fidelity,
-    as the chip's programs run it. Modeled."""
+    as the chip's programs run it; `weight_format`, a DataFormat for every projection or an
+    ops.linear.weight_formats.WeightFormats (each role's), their weights' format. Modeled."""
     from ttprefill.device import mesh_timing as mt
     from ttprefill.hw import ETH_CCL_LINKS_PER_NEIGHBOUR_PAIR, GRID_X, GRID_Y
     from ttprefill.model.tensor_parallel import ACTIVATION_BYTES, per_chip_ops
@@ -137,9 +138,14 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
 
     fidelity = fidelity if fidelity is not None else ProjectionFidelity()
 
+    from ttprefill.ops.linear.weight_formats import WeightFormats
+
+    # one format for every projection, or each role's (a WeightFormats)
+    formats = weight_format if isinstance(weight_format, WeightFormats) else WeightFormats.uniform(weight_format)
+
     def mm(op, grid, rows=None):
-        return simulated_matmul(rows or op["m"], op["k"], op["n"], weight_format, grid, costs,
-                                fidelity.of(FIDELITY_ROLE[op["name"]]))
+        role = FIDELITY_ROLE[op["name"]]
+        return simulated_matmul(rows or op["m"], op["k"], op["n"], formats.of(role), grid, costs, fidelity.of(role))
 
     out = {}
     for layer in ops["chunks"][0]["layers"]:
@@ -181,7 +187,7 @@ def pair_times(config, tp: int, tokens: int, topology: str, weight_format: DataF
         out[kind] = {"blocks": blocks, **{f"{mode}_extra_s": sum(b[f"{mode}_extra_s"] for b in blocks.values())
                                           for mode in ("fused", "unfused", "faster")}}
     return {"modeled": True, "tokens": T, "tp": tp, "topology": ring, "links": links, "costs": costs,
-            "matmul_grid_fused": list(fused_grid), "weight_format": weight_format.name,
+            "matmul_grid_fused": list(fused_grid), "weight_format": formats.describe(),
             "mesh_timing_version": mt.MESH_TIMING_VERSION, "layers": out}
 
 
@@ -215,7 +221,7 @@ class FusedLayerCollectives:
     timeline takes it: per layer of a chunk of T tokens, (after its mixer, after its MLP) in seconds beyond the
     chip's programs; and a prompt's total."""
 
-    def __init__(self, config, tp: int, topology: str, weight_format: DataFormat, costs: str, mode: str,
+    def __init__(self, config, tp: int, topology: str, weight_format, costs: str, mode: str,
                  fidelity=None):
         self.config, self.tp, self.topology = config, tp, topology
         self.weight_format, self.costs, self.mode, self.fidelity = weight_format, costs, mode, fidelity

@@ -193,7 +193,6 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
     from ttprefill.model.device_stack import (
         FP32,
         OP_KINDS,
-        WEIGHT_FORMATS,
         GdnDeviceState,
         LayerRunner,
         OpTimes,
@@ -231,12 +230,12 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
     costs = costs or DEFAULT_COST_SETTING
     t_start = time.perf_counter()
     device = SimDevice(timing_only=True, costs=costs)
-    src = WeightSource(device, None, WEIGHT_FORMATS[o.weight_format])
+    src = WeightSource(device, None, o.weight_formats)
     gdn_i, attn_i = config.gdn_layers[0], config.attention_layers[0]
     gdn_w, attn_w = layer_weights(src, config, gdn_i), layer_weights(src, config, attn_i)
     final_norm = src.norm(config.hidden_size)
     lm_head = ChunkedDenseWeight.allocate(device, config.hidden_size, config.vocab_size,
-                                          WEIGHT_FORMATS[o.weight_format])
+                                          o.weight_formats.lm_head)
     src.tensors.append(lm_head)
     pages = -(-seq // o.block_tokens)
     cache = KVCache.create(device, pages, o.block_tokens, config.attn_num_kv_heads, config.attn_head_dim,

@@ -92,10 +92,10 @@ def mesh_ttft_bench(model: str, seq: int, mesh: tuple[int, int], topology: str =
 
     fused = None
     if fused_collectives != "none":
-        from ttprefill.model.device_stack import WEIGHT_FORMATS
+        from ttprefill.ops.linear.weight_formats import WeightFormats
 
         o = options or EngineOptions()
-        fused = FusedLayerCollectives(full, tp, topology, WEIGHT_FORMATS[weight_format or o.weight_format], costs,
+        fused = FusedLayerCollectives(full, tp, topology, WeightFormats.parse(weight_format or o.weight_format), costs,
                                       fused_collectives, o.matmul_fidelity)
     whole = per_chip_ops(full, tp, seq, (options or EngineOptions()).chunk_tokens, scheme, collective_dtype=dtype)
     head_s = seconds(whole, [], whole["head"]["collectives"])

@@ -53,7 +53,6 @@ from ttprefill.model.weights import layer_prefix
 from ttprefill.ops.gdn.shapes import zba_columns
 
 BF16, FP32 = DataFormat.Float16_b, DataFormat.Float32
-WEIGHT_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b}
 # Kinds of programs, for the per-op breakdown of modeled time.
 OP_KINDS = ("matmul", "attention", "gdn", "norms", "rest")
 
@@ -125,10 +124,14 @@ class LayerWeights:
 
 
 class WeightSource:
-    """Makes resident weights: from arrays (upload), or as shapes only (timing-only runs, nothing written)."""
+    """Makes resident weights: from arrays (upload), or as shapes only (timing-only runs, nothing written).
+    `formats`: each projection role's tile format (ops/linear/weight_formats.py; a setting such as
+    "bfp8,mlp_gate_up=bfp4" is parsed)."""
 
-    def __init__(self, device, weights: dict[str, np.ndarray] | None, matrix_format: DataFormat):
-        self.device, self.weights, self.matrix_format = device, weights, matrix_format
+    def __init__(self, device, weights: dict[str, np.ndarray] | None, formats):
+        from ttprefill.ops.linear.weight_formats import WeightFormats
+
+        self.device, self.weights, self.formats = device, weights, WeightFormats.parse(formats)
         self.tensors: list = []  # everything made, to free
 
     def _keep(self, t):
@@ -138,10 +141,11 @@ class WeightSource:
     def array(self, name: str) -> np.ndarray:
         return np.asarray(self.weights[name], np.float32)
 
-    def dense(self, rows: np.ndarray | tuple[int, int], fmt: DataFormat | None = None):
+    def dense(self, rows: np.ndarray | tuple[int, int], role: str):
+        """The weight of projection `role` (fidelity.ROLES), in that role's format."""
         from ttprefill.ops.linear import DenseWeight
 
-        fmt = fmt or self.matrix_format
+        fmt = self.formats.of(role)
         if isinstance(rows, tuple):
             n_out, k_in = rows
             return self._keep(DenseWeight(self.device.allocate((k_in, n_out), fmt), k_in, n_out))
@@ -180,8 +184,8 @@ def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeight
     cfg, p, have = config, layer_prefix(i), src.weights is not None
     H, I = cfg.hidden_size, cfg.intermediate_size
 
-    def dense(name, shape):
-        return src.dense(src.array(p + name) if have else shape)
+    def dense(name, shape, role):
+        return src.dense(src.array(p + name) if have else shape, role)
 
     def norm(name, width, zero_centred=True):
         return src.norm(src.array(p + name) if have else width, zero_centred)
@@ -190,9 +194,10 @@ def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeight
         Hq, Hkv, D = cfg.attn_num_heads, cfg.attn_num_kv_heads, cfg.attn_head_dim
         a = "self_attn."
         rows = (Hq * 2 * D + 2 * Hkv * D, H)
-        qkv = src.dense(np.concatenate([src.array(p + a + n + "_proj.weight") for n in "qkv"]) if have else rows)
+        qkv = src.dense(np.concatenate([src.array(p + a + n + "_proj.weight") for n in "qkv"]) if have else rows,
+                        "attention_in")
         mixer = AttentionWeights(qkv, norm(a + "q_norm.weight", D), norm(a + "k_norm.weight", D),
-                                 dense(a + "o_proj.weight", (H, Hq * D)))
+                                 dense(a + "o_proj.weight", (H, Hq * D), "attention_out"))
     else:
         C, HV, V = cfg.gdn_conv_channels, cfg.gdn_num_v_heads, cfg.gdn_value_head_dim
         g = p + "linear_attn."
@@ -206,15 +211,16 @@ def layer_weights(src: WeightSource, config: ModelConfig, i: int) -> LayerWeight
             zba = np.concatenate([src.array(g + "in_proj_z.weight"),
                                   *(np.pad(src.array(g + f"in_proj_{n}.weight"), ((0, pad), (0, 0))) for n in "ba")])
         mixer = GdnWeights(
-            dense("linear_attn.in_proj_qkv.weight", (C, H)), src.dense(zba if have else (zba_width, H)),
-            dense("linear_attn.out_proj.weight", (H, HV * V)),
+            dense("linear_attn.in_proj_qkv.weight", (C, H), "gdn_in"),
+            src.dense(zba if have else (zba_width, H), "gdn_in"),
+            dense("linear_attn.out_proj.weight", (H, HV * V), "gdn_out"),
             src.tensor(conv_tap_rows(src.array(g + "conv1d.weight")[:, 0, :]) if have else (4 * TILE, C), FP32),
             src.tensor(vec_rows("dt_bias", HV), FP32), src.tensor(vec_rows("A_log", HV), FP32),
             src.tensor(vec_rows("norm.weight", V), FP32))
     return LayerWeights(norm("input_layernorm.weight", H), norm("post_attention_layernorm.weight", H),
                         src.dense(pair_gate_up(src.array(p + "mlp.gate_proj.weight"), src.array(p + "mlp.up_proj.weight"))
-                                  if have else (paired_width(I), H)),
-                        dense("mlp.down_proj.weight", (H, I)), mixer)
+                                  if have else (paired_width(I), H), "mlp_gate_up"),
+                        dense("mlp.down_proj.weight", (H, I), "mlp_down"), mixer)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -602,8 +608,12 @@ class DeviceStack:
         from ttprefill.ops.attention import KVCache
         from ttprefill.ops.linear import ChunkedDenseWeight
 
-        if weight_format not in WEIGHT_FORMATS:
-            raise DeviceStackError(f"weight format {weight_format!r}: choose one of {', '.join(WEIGHT_FORMATS)}")
+        from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
+
+        try:
+            formats = WeightFormats.parse(weight_format)
+        except WeightFormatError as error:
+            raise DeviceStackError(str(error)) from None
         if page_tokens % TILE:
             raise DeviceStackError(f"pages of {page_tokens} tokens: the device keeps K/V in whole 32-token tiles")
         self.config, self.device = config, device
@@ -619,7 +629,7 @@ class DeviceStack:
         self.rope = None
         self.models_time = device.capabilities.models_time
         self.embed = np.asarray(weights["model.embed_tokens.weight"], np.float32)  # host gather
-        self.src = WeightSource(device, weights, WEIGHT_FORMATS[weight_format])
+        self.src = WeightSource(device, weights, formats)
         chip, each_chip = self.chip_config, self.split.each_chip
         head_name = "model.embed_tokens.weight" if config.tie_word_embeddings else "lm_head.weight"
         try:
@@ -627,7 +637,7 @@ class DeviceStack:
                            for i in range(config.num_layers)]
             self.final_norm = each_chip(self.src, lambda s: s.norm(s.array("model.norm.weight")))
             self.lm_head = each_chip(self.src, lambda s: ChunkedDenseWeight.upload(
-                s.device, s.array(head_name), WEIGHT_FORMATS[weight_format]))
+                s.device, s.array(head_name), formats.lm_head))
             self.src.tensors.append(self.lm_head)
             self.kv = {i: KVCache.create(device, num_pages, page_tokens, chip.attn_num_kv_heads,
                                          chip.attn_head_dim, page_format) for i in config.attention_layers}

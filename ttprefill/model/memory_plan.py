@@ -19,7 +19,9 @@ On the device a prefill keeps three things in DRAM at once:
 
 The plan reports each part in bytes and refuses, with the numbers and the ways out, when their sum
 passes the chip's DRAM (hw.DRAM_BYTES_PER_CHIP). Sizes of the formats follow tt-metal's tile layouts:
-bf16 2 bytes an element; bfp8_b a shared 8-bit exponent per 16 values, 1,088 bytes a 1,024-value tile.
+bf16 2 bytes an element; bfp8_b a shared 8-bit exponent per 16 values, 1,088 bytes a 1,024-value tile; bfp4_b
+the same exponents and a nibble a value, 576 bytes. Each projection's matrices take their role's format
+(ops/linear/weight_formats.py: e.g. "bfp8,mlp_gate_up=bfp4").
 """
 
 from __future__ import annotations
@@ -33,10 +35,26 @@ from ttprefill.model.collective_dtype import CollectiveDtype
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, TensorParallelPlan
 from ttprefill.model.weights import parameter_shapes
+from ttprefill.ops.linear.weight_formats import FORMATS as WEIGHT_FORMAT_NAMES
 
-TILE_BYTES = {"bf16": TILE * TILE * 2, "bfp8": TILE * TILE + TILE * TILE // 16, "fp32": TILE * TILE * 4}
-WEIGHT_FORMATS = ("bf16", "bfp8")
+# bytes of a 32 x 32 tile by the weight formats' names (bf16, bfp8, bfp4) and fp32, from the formats' one home
+TILE_BYTES = {**{name: fmt.tile_bytes for name, fmt in WEIGHT_FORMAT_NAMES.items()},
+              "fp32": DataFormat.Float32.tile_bytes}
 HOST_ONLY_WEIGHTS = ("model.embed_tokens.weight",)
+# Each projection matrix's role (ops/linear/fidelity.py ROLES), by the last part of its parameter name.
+_MATRIX_ROLES = {"gate_proj.weight": "mlp_gate_up", "up_proj.weight": "mlp_gate_up", "down_proj.weight": "mlp_down",
+                 "in_proj_qkv.weight": "gdn_in", "in_proj_z.weight": "gdn_in", "in_proj_b.weight": "gdn_in",
+                 "in_proj_a.weight": "gdn_in", "out_proj.weight": "gdn_out", "q_proj.weight": "attention_in",
+                 "k_proj.weight": "attention_in", "v_proj.weight": "attention_in", "o_proj.weight": "attention_out",
+                 "lm_head.weight": "lm_head"}
+
+
+def matrix_role(name: str) -> str:
+    """The projection role of a weight matrix by its parameter name (e.g. 'model.layers.0.mlp.up_proj.weight')."""
+    for suffix, role in _MATRIX_ROLES.items():
+        if name == suffix or name.endswith("." + suffix):
+            return role
+    raise MemoryPlanError(f"{name!r} is not a projection matrix the device stack holds")
 
 
 class MemoryPlanError(ValueError):
@@ -48,16 +66,21 @@ def _tiles(rows: int, cols: int) -> int:
 
 
 def weight_bytes(config: ModelConfig, weight_format: str) -> int:
-    """Device bytes of the resident weights: matrices in `weight_format`, vectors in bf16 (a 1 x n row
-    padded to whole tiles, as a tiled device tensor holds it)."""
-    if weight_format not in WEIGHT_FORMATS:
-        raise MemoryPlanError(f"weight format {weight_format!r} is not one of {WEIGHT_FORMATS}")
+    """Device bytes of the resident weights: matrices in their role's format of `weight_format` ("bfp8", or
+    "bfp8,mlp_gate_up=bfp4": ops/linear/weight_formats.py), vectors in bf16 (a 1 x n row padded to whole tiles,
+    as a tiled device tensor holds it)."""
+    from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats, format_name
+
+    try:
+        formats = WeightFormats.parse(weight_format)
+    except WeightFormatError as error:
+        raise MemoryPlanError(str(error)) from None
     total = 0
     for name, shape in parameter_shapes(config).items():
         if name in HOST_ONLY_WEIGHTS:
             continue
         if len(shape) == 2:
-            total += _tiles(*shape) * TILE_BYTES[weight_format]
+            total += _tiles(*shape) * TILE_BYTES[format_name(formats.of(matrix_role(name)))]
         elif len(shape) == 3:  # the depthwise conv taps [channels, 1, kernel]: kernel rows of channels
             total += _tiles(shape[2], shape[0]) * TILE_BYTES["bf16"]
         else:

@@ -307,7 +307,7 @@ class MeshSplit(OneChip):
         for chip in range(self.chips):
             writer.start(chip)
             weights = None if src.weights is None else ChipWeights(self.plan, src.weights, chip, max(self.vocab_rows))
-            chip_src = type(src)(writer, weights, src.matrix_format)
+            chip_src = type(src)(writer, weights, src.formats)
             out = make(chip_src)
             if chip == 0:
                 first = out

@@ -16,6 +16,7 @@ Roles (LayerRunner.linear's second argument):
     attention_in   attention's fused q|gate, k, v (K = hidden)
     attention_out  attention o_proj (K = q heads x head dim, or its share on a mesh)
     lm_head        the LM head on the last token's tile row
+The same roles name each projection's weight format (ops/linear/weight_formats.py, EngineOptions.weight_format).
 
 Defaults: the attention projections at LoFi, every other projection at HiFi2. Chosen by the measured
 accuracy (`scripts/fidelity_accuracy`, simulated numerics against fp64) and by what tt-metal ships:
