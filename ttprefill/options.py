@@ -45,13 +45,13 @@ class EngineOptions:
     # checkpoint positions takes their states inside it (the scan writes states at its chunk boundaries), so
     # the prefix cache keeps the same checkpoints and hit rate at any chunk size. Every chunk re-reads every
     # weight from DRAM, so larger chunks win until compute dominates. Measured, `ttprefill bench ttft --model
-    # qwen3.5-9b --seq 8192 --timing-only --chunk N` (one chip, bfp8, central, timing model 2.3, with the
-    # in-chunk checkpoints; modeled): 256 3.56 s, 512 2.19 s, 1024 1.87 s, 2048 1.82 s, 4096 1.78 s, the
-    # matmuls 2.62, 1.42, 1.21, 1.19, 1.19 s; the memory plan's activations of a chunk (the largest block's
+    # qwen3.5-9b --seq 8192 --timing-only --chunk N` (one chip, bfp8, central, timing model 2.4 at d78f671,
+    # with the in-chunk checkpoints; modeled): 256 3.30 s, 512 1.91 s, 1024 1.63 s, 2048 1.57 s, 4096 1.56 s,
+    # the matmuls 2.57, 1.40, 1.19, 1.17, 1.16 s; the memory plan's activations of a chunk (the largest block's
     # working set, a checkpoint at every block inside) 0.03, 0.07, 0.14, 0.27, 0.55 GB of the chip's 12.9,
-    # the weights taking 8.5. Past 2048 the weight reads are no longer what costs: 4096 saves 2.2 % (at 32k
-    # on an n300, `--mesh 1x2 --seq 32768`: 6.51 s against 6.33 s, 2.8 %) for twice the working set and
-    # twice the time a step holds the device from other requests.
+    # the weights taking 8.5. Past 2048 the weight reads are no longer what costs: 4096 saves 0.9 % (at 32k
+    # on an n300, `--mesh 1x2 --seq 32768`, mesh timing 4: 4.49 s against 4.40 s, 2.1 %) for twice the working
+    # set and twice the time a step holds the device from other requests.
     chunk_tokens: int = 2048
     block_tokens: int = 64  # prefix-cache block = attention page
     # GDN checkpoint every N blocks (and at each prompt's end). 4 keeps all but 4 points of the hit rate of
