@@ -20,8 +20,7 @@ from typing import Callable
 from ttprefill.device.program import DataFormat, MathFidelity
 from ttprefill.hw import CLOCK_HZ
 from ttprefill.ops.linear.planner import DEFAULT_FIDELITY
-
-WEIGHT_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b}
+from ttprefill.ops.linear.weight_formats import FORMATS as WEIGHT_FORMATS  # bf16, bfp8, bfp4: one for every projection
 BF16 = DataFormat.Float16_b
 
 
