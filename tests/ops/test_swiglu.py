@@ -56,17 +56,18 @@ def test_pair_gate_up_alternates_tile_columns_and_pads_the_last():
 
 
 # Measured (HiFi2): bf16 weights pcc 0.99996, rel RMS 0.0108; bfp8 (27B columns) pcc 0.99992, rel RMS 0.0143 (the
-# plain dense op's 0.0064 / 0.0093 plus the bf16 rounding of silu(gate) and of the product in DST). ~1.5x room.
-@pytest.mark.parametrize("tokens, k, inter, fmt, x_fmt, rel_max", [
-    (200, 512, 300, BF16, BF16, 0.017),   # I not a multiple of 32, a padded last tile row, 4 K blocks (L1 accumulation)
-    (96, 256, 2176, BFP8, BF16, 0.02),    # 27B's per-chip I on 8 chips: 68 tile pairs, the last core column 5 of 9
-    (96, 512, 300, BFP8, BFP8, 0.025),    # a bfp8 x as the norm writes it before a bfp8 gather (measured 0.0163)
+# plain dense op's 0.0064 / 0.0093 plus the bf16 rounding of silu(gate) and of the product in DST); bfp8 weights
+# and a bfp8 x pcc 0.99987, rel RMS 0.0163. ~1.5x room on the error (1 - pcc likewise).
+@pytest.mark.parametrize("tokens, k, inter, fmt, x_fmt, pcc_min, rel_max", [
+    (200, 512, 300, BF16, BF16, 0.9999, 0.017),   # I not a multiple of 32, a padded last tile row, 4 K blocks
+    (96, 256, 2176, BFP8, BF16, 0.9999, 0.02),    # 27B's per-chip I on 8 chips: 68 tile pairs, last column 5 of 9
+    (96, 512, 300, BFP8, BFP8, 0.9998, 0.025),    # a bfp8 x, as the norm writes it before a bfp8 gather
 ], ids=["bf16-padded", "bfp8-27b-columns", "bfp8-x"])
-def test_swiglu_matches_fp64(sim, tokens, k, inter, fmt, x_fmt, rel_max):
+def test_swiglu_matches_fp64(sim, tokens, k, inter, fmt, x_fmt, pcc_min, rel_max):
     x, gate, up, ref = _inputs(tokens, k, inter, seed=3)
     out = _run(sim, x, gate, up, fmt, x_fmt)
     assert out.shape == ref.shape
-    assert pcc(ref, out) >= 0.9999
+    assert pcc(ref, out) >= pcc_min
     assert rel_rms(ref, out) <= rel_max
 
 
