@@ -139,3 +139,16 @@ def test_an_engine_on_another_engines_stack_leaves_it_built():
     first.prefill(np.arange(40))  # the shared stack still holds its weights
     assert device.dram_bytes_in_use() >= in_use
     first.close()
+
+
+def test_a_closed_engine_refuses_to_run_requests_queued_before_close():
+    """Requests submitted before close would run on the freed stack (on the simulator they failed with a bare
+    KeyError of a freed tensor); run refuses with the fix instead."""
+    device = ClosingSim()
+    config = get_preset("tiny")
+    engine = Engine(config, random_weights(config, seed=0), backend="sim", device=device)
+    engine.submit(np.arange(40))
+    engine.close()
+    with pytest.raises(EngineError, match="closed.*make a new Engine"):
+        engine.run()
+    assert engine.failures == {} and engine.results == {}

@@ -210,6 +210,9 @@ class Engine:
 
     def run(self, on_result: Callable[[PrefillResult], None] | None = None) -> list[PrefillResult]:
         """Serve every queued request; returns the results in completion order."""
+        if self._closed:  # requests queued before close would run on the freed stack
+            raise EngineError("this engine is closed (its device stack freed, its device closed): make a new Engine "
+                              "and submit the requests to it")
         done: list[PrefillResult] = []
         while self.scheduler.has_work:
             t_plan = time.perf_counter()
