@@ -73,6 +73,18 @@ def test_9b_needs_bfp8_weights_on_one_chip():
     assert plan.fits and plan.total <= DRAM_BYTES_PER_CHIP
 
 
+def test_a_setting_with_some_roles_in_bf16_is_told_to_try_bfp8_weights():
+    """bf16 kept on some roles (a per-role setting) still leaves bfp8 weights as a way out, as "bf16" alone does."""
+    config = get_preset("qwen3.5-9b")
+    kv_32k = 8 * 2 * 4 * 256 * 32768 * 2
+    for spec in ("bf16,mlp_gate_up=bfp4", "bfp8,mlp_down=bf16,mlp_gate_up=bf16"):
+        with pytest.raises(MemoryPlanError, match="does not fit.*try bfp8 weights"):
+            plan_memory(config, weight_format=spec, cache_budget_bytes=kv_32k, chunk_tokens=2048).check()
+    with pytest.raises(MemoryPlanError) as e:  # nothing in bf16: bfp8 weights are no way out
+        plan_memory(config, weight_format="bfp8", cache_budget_bytes=4 * kv_32k, chunk_tokens=2048).check()
+    assert "does not fit" in str(e.value) and "try bfp8 weights" not in str(e.value)
+
+
 def test_27b_needs_a_mesh_and_fits_eight_chips():
     config = get_preset("qwen3.5-27b")
     with pytest.raises(MemoryPlanError, match="more chips"):

@@ -251,8 +251,10 @@ class MemoryPlan:
     def check(self) -> "MemoryPlan":
         if self.fits:
             return self
+        from ttprefill.ops.linear.weight_formats import WeightFormats
+
         ways = []
-        if self.weight_format == "bf16":
+        if "bf16" in WeightFormats.parse(self.weight_format).as_dict().values():  # any role, not only "bf16" alone
             ways.append("bfp8 weights")
         ways += ["a smaller cache budget", "a shorter chunk", "more chips (a mesh)"]
         raise MemoryPlanError(f"does not fit: {self.describe()}; try {', '.join(ways)}")
