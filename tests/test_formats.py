@@ -247,6 +247,32 @@ def test_bfp8_matches_reference_on_random_rows():
     np.testing.assert_array_equal(got, expected.astype(np.float32))
 
 
+def test_bfp4_matches_reference_on_random_rows():
+    """bfp4_b from the format's definition (the packer's rule of bfp8_b with a 3-bit magnitude): one shared exponent
+    per 16 values, the row's largest; unit 2^(shared - 2); the alignment keeps the bits down to 2^-21 of a unit; then
+    round to nearest even, clipped to 7. The bfp4 weight tests' "as bfp4 holds them" references pack with
+    formats.py, so its rule is checked here against this one."""
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((8, 1024)) * np.exp2(rng.integers(-20, 20, size=(8, 1024)))).astype(np.float32)
+    x[:, ::37] = 0.0
+    data = F.pack(DataFormat.Bfp4_b, x)
+    assert data.size == 8 * 576
+    got = F.unpack(DataFormat.Bfp4_b, data, 8).reshape(-1, 16)
+    rows = x.reshape(-1, 16).astype(np.float64)
+    shared = np.floor(np.log2(np.abs(rows).max(axis=1, keepdims=True)))
+    unit = np.exp2(shared - 2)
+    scaled = np.floor(np.abs(rows) / unit * 2.0**21) / 2.0**21
+    q = np.clip(np.round(scaled), 0, 7)
+    expected = np.sign(rows) * q * unit
+    np.testing.assert_array_equal(got, expected.astype(np.float32))
+    # Ties by hand: row maximum 4 (unit 2^(129 - 129) = 1): 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, 3.5 -> 4 (ties to even);
+    # 6.5 -> 6; 7.5 -> 8 does not fit 3 bits and saturates at 7; 0.25 -> 0, and a zero keeps no sign.
+    row = np.zeros((32, 32), np.float32)
+    row[0, :10] = [4.0, 0.5, 1.5, 2.5, 3.5, 6.5, 7.5, -2.5, 0.25, -0.25]
+    tile = F.untilize(F.unpack(DataFormat.Bfp4_b, F.pack(DataFormat.Bfp4_b, F.tilize(row)), 1), (32, 32))
+    np.testing.assert_array_equal(tile[0, :10], [4, 0, 2, 2, 4, 6, 7, -2, 0, 0])
+
+
 # ----------------------------------------------------------------------------------------------
 # Round trips
 
