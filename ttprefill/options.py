@@ -21,11 +21,13 @@ from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, SCHEMES
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
 from ttprefill.ops.linear.fidelity import ProjectionFidelity
+from ttprefill.ops.linear.weight_formats import FORMATS as FORMAT_NAMES
 from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
 
 
-# The command line's names of the K/V page formats (`--kv-format`), each one of the attention kernels' PAGE_FORMATS.
-KV_PAGE_FORMAT_NAMES = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b}
+# The command line's names of the K/V page formats (`--kv-format`): the formats' names (weight_formats.FORMATS, their
+# one home) of the attention kernels' PAGE_FORMATS.
+KV_PAGE_FORMAT_NAMES = {name: fmt for name, fmt in FORMAT_NAMES.items() if fmt in PAGE_FORMATS}
 assert set(KV_PAGE_FORMAT_NAMES.values()) == set(PAGE_FORMATS)
 
 
