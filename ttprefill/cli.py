@@ -249,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.add_argument("--tokenizer", help="a folder with a Hugging Face tokenizer.json (default: the --model folder)")
     prefill.add_argument("--model", default="tiny", help="preset name or a directory with config.json + safetensors")
     # Left out, these keep EngineOptions' defaults (engine_cli.engine_options); the help shows them.
+    from ttprefill.ops.linear.fidelity import ROLES
+    from ttprefill.ops.linear.weight_formats import FORMATS as WEIGHT_FORMAT_NAMES
     from ttprefill.options import EngineOptions
 
     defaults = EngineOptions()
@@ -259,8 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.add_argument("--cache-budget-mb", type=_positive_megabytes, default=None,
                          help=f"prefix cache byte budget (default {defaults.cache_budget_bytes / 2**20:g})")
     prefill.add_argument("--weights", type=_weight_format, default=None, metavar="SPEC",
-                         help="device weight matrices: bf16, bfp8 or bfp4 for all, optionally then role=format pairs "
-                              "(roles mlp_gate_up, mlp_down, gdn_in, gdn_out, attention_in, attention_out, lm_head), "
+                         help=f"device weight matrices: {', '.join(WEIGHT_FORMAT_NAMES)} for all, optionally then "
+                              f"role=format pairs (roles {', '.join(ROLES)}), "
                               "e.g. bfp8,mlp_gate_up=bfp4 (tt-metal's Qwen3.5 demo MLP, with --matmul-fidelity "
                               f"mlp_gate_up=LoFi,mlp_down=LoFi); default {EngineOptions.weight_format}")
     prefill.add_argument("--matmul-fidelity", type=_matmul_fidelity, default=None, metavar="SPEC",
