@@ -315,3 +315,30 @@ def test_an_interrupted_run_unwinds_every_stream_and_leaves_none_blocked():
     il._finished = threading.Event()
     il.run([body("A", 2), body("B", 2)])
     assert log == ["A0", "A1", "B0", "B1"]
+
+
+def test_an_interrupt_while_the_streams_start_leaves_no_thread_waiting(monkeypatch):
+    """Ctrl-C between starting the first stream's thread and the second's: the started one is woken and ends
+    without running its body, and run re-raises."""
+    import threading
+
+    from ttprefill.model import interleave
+
+    starts = []
+
+    class InterruptedSecondStart(threading.Thread):
+        def start(self):
+            starts.append(self.name)
+            if len(starts) == 2:
+                raise KeyboardInterrupt
+            super().start()
+
+    il, log = interleave.Interleaver(head_start=1), []
+    monkeypatch.setattr(interleave.threading, "Thread", InterruptedSecondStart)
+    with pytest.raises(KeyboardInterrupt):
+        il.run([lambda: log.append("A"), lambda: log.append("B")])
+    monkeypatch.undo()
+    assert starts == ["micro-batch-0", "micro-batch-1"] and log == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("micro-batch-")]
+    il.run([lambda: log.append("A"), lambda: log.append("B")])
+    assert log == ["A", "B"]

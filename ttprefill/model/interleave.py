@@ -74,16 +74,18 @@ class Interleaver:
         self._cancelled = False
         threads = [threading.Thread(target=self._thread, args=(s,), name=f"micro-batch-{s.index}", daemon=True)
                    for s in self._streams]
-        for t in threads:
-            t.start()
-        self._hand_to(self._streams[0])
+        started: list[threading.Thread] = []  # an interrupt may come while they start
         try:
+            for t in threads:
+                t.start()
+                started.append(t)
+            self._hand_to(self._streams[0])
             self._finished.wait()
         except BaseException:
-            self._cancel(threads)
+            self._cancel(started)
             raise
         finally:
-            for t in threads:
+            for t in started:
                 t.join()
             errors = [s.error for s in self._streams if s.error is not None]
             self._streams = []
