@@ -149,6 +149,8 @@ class _FakeTTNN:
         return self.mesh.get_num_devices()
 
     def open_mesh_device(self, shape, num_command_queues=1):
+        if getattr(self, "open_fails", False):
+            raise RuntimeError("the fake mesh refuses to open")
         self.command_queues = num_command_queues
         return self.mesh
 
@@ -172,3 +174,27 @@ def test_every_chip_of_a_mesh_must_have_the_full_grid(monkeypatch, tmp_path):
     monkeypatch.setattr(tt_device, "import_ttnn", lambda: ring)
     TTDevice((1, 2), topology="ring")
     assert ring.fabric == ["FABRIC_1D_RING"]
+
+
+def test_a_mesh_that_fails_to_open_or_to_close_leaves_the_fabric_disabled(monkeypatch, tmp_path):
+    """ttnn keeps its fabric config across opens: a failed open or a failing sub-device teardown at close must
+    not leave it configured, nor the mesh open."""
+    monkeypatch.setenv(tt_device.MOCK_CLUSTER_ENV, str(tmp_path / "cluster.yaml"))
+    refusing = _FakeTTNN([(8, 8), (8, 8)])
+    refusing.open_fails = True
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: refusing)
+    with pytest.raises(RuntimeError, match="refuses to open"):
+        TTDevice((1, 2))
+    assert refusing.fabric == ["FABRIC_1D", "DISABLED"]
+    fake = _FakeTTNN([(8, 8), (8, 8)])
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: fake)
+    device = TTDevice((1, 2))
+
+    def failing_teardown():
+        raise RuntimeError("sub-device teardown failed")
+
+    monkeypatch.setattr(device, "close_sub_devices", failing_teardown)
+    with pytest.raises(RuntimeError, match="teardown failed"):
+        device.close()
+    assert fake.mesh.closed and device.mesh is None and fake.fabric == ["FABRIC_1D", "DISABLED"]
+    device.close()  # closed already: nothing to do

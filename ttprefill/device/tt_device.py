@@ -335,7 +335,12 @@ class TTDevice:
         self._fabric = wanted > 1
         if self._fabric:
             ttnn.set_fabric_config(getattr(ttnn.FabricConfig, FABRIC_CONFIGS[topology]))
-        self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), num_command_queues=COMMAND_QUEUES)
+        try:
+            self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), num_command_queues=COMMAND_QUEUES)
+        except BaseException:
+            if self._fabric:  # leave ttnn as it was: the next open would find a fabric configured
+                ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
+            raise
         self.chip_grids = chip_grids(ttnn, self.mesh)
         small = [(chip, x, y) for chip, x, y in self.chip_grids if x < self.grid[0] or y < self.grid[1]]
         if small:
@@ -357,12 +362,19 @@ class TTDevice:
                                          transfer_queue=COMMAND_QUEUES > TRANSFER_QUEUE)
 
     def close(self) -> None:
-        if getattr(self, "mesh", None) is not None:
+        """Removes the sub-devices, closes the mesh and disables the fabric; each step runs even when the one
+        before it fails (the first error is raised after)."""
+        if getattr(self, "mesh", None) is None:
+            return
+        try:
             self.close_sub_devices()
-            self._ttnn.close_mesh_device(self.mesh)
-            self.mesh = None
-            if self._fabric:
-                self._ttnn.set_fabric_config(self._ttnn.FabricConfig.DISABLED)
+        finally:
+            try:
+                self._ttnn.close_mesh_device(self.mesh)
+            finally:
+                self.mesh = None
+                if self._fabric:
+                    self._ttnn.set_fabric_config(self._ttnn.FabricConfig.DISABLED)
 
     def __enter__(self) -> "TTDevice":
         return self
