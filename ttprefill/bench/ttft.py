@@ -54,6 +54,18 @@ def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
     return tuple((nbytes, page_size, 1) for nbytes, page_size in kept.reads)
 
 
+def _gdn_and_mlp_times(per_shape, key, runner, times, s, x, gdn_w, state, checkpoints, normed):
+    """(GDN block times, MLP block times, inner checkpoint reads) of one GDN layer at `key` (its tokens and
+    checkpoint offsets), simulated the first time the key is asked for and reused after: every GDN layer of a
+    chunk shape runs the same programs. `times` makes the OpTimes each block adds to."""
+    if key not in per_shape:
+        gdn_t, mlp_t = times(), times()
+        kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, checkpoints, normed)
+        runner(mlp_t).mlp_block(s, x, gdn_w, normed, gdn_w.input_norm)
+        per_shape[key] = (gdn_t, mlp_t, _inner_checkpoint_reads(kept))
+    return per_shape[key]
+
+
 def _model_edges(once, runner, s, x, input_norm, normed) -> None:
     """Adds to `once` (a chunk's OpTimes) what differs from the layer runs at the model's two ends: the first
     layer's input norm runs on its own (into `normed`), and the last layer's MLP ends with a plain residual add
@@ -106,12 +118,8 @@ def _micro_batched_chunk(config, o, runner, s, split, gdn_w, attn_w, state, cach
         normed = s.alloc(x.rows.shape, split.gather_format)  # in the format the gather carries
         edges = OpTimes()
         _model_edges(edges, runner, s, x, gdn_w.input_norm, normed)
-        if (tokens, own) not in per_shape:
-            gdn_t, mlp_t = SequencedTimes(), SequencedTimes()
-            kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, own, normed)
-            runner(mlp_t).mlp_block(s, x, gdn_w, normed, gdn_w.input_norm)
-            per_shape[tokens, own] = (gdn_t, mlp_t, _inner_checkpoint_reads(kept))
-        gdn_t, mlp_t, reads = per_shape[tokens, own]
+        gdn_t, mlp_t, reads = _gdn_and_mlp_times(per_shape, (tokens, own), runner, SequencedTimes, s, x, gdn_w,
+                                                 state, own, normed)
         attn = SequencedTimes()
         runner(attn).attention_block(s, x, attn_w, cache, table.tensor,
                                      ChunkContext(start + off, tokens, tuple(range(pages))), rope, normed)
@@ -311,12 +319,8 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
             normed = s.alloc(x.rows.shape, split.gather_format)
             _model_edges(once, runner, s, x, gdn_w.input_norm, normed)
             link.compute(once.total_s)
-            if (T, offsets) not in per_shape:
-                gdn_t, mlp_t = OpTimes(), OpTimes()
-                kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, offsets, normed)
-                runner(mlp_t).mlp_block(s, x, gdn_w, normed, gdn_w.input_norm)
-                per_shape[T, offsets] = (gdn_t, mlp_t, _inner_checkpoint_reads(kept))
-            gdn_t, mlp_t, inner_reads = per_shape[T, offsets]
+            gdn_t, mlp_t, inner_reads = _gdn_and_mlp_times(per_shape, (T, offsets), runner, OpTimes, s, x, gdn_w,
+                                                           state, offsets, normed)
             attn = OpTimes()
             r = runner(attn)
             r.attention_block(s, x, attn_w, cache, table.tensor, ChunkContext(start, T, tuple(range(pages))), rope,
