@@ -1,7 +1,8 @@
 """Representative projection programs for the checks against the real ttnn (tests/host; ops/registry.py):
 the first row slab of a Qwen3.5-9B-shaped projection at 1k tokens, bfp8 and bf16 weights; the MLP's gate | up
 projection with its SwiGLU (swiglu.py, our compute kernel) at 9B's n300 chip share and 27B's T3000 chip share
-(a partial last core column)."""
+(a partial last core column), and at 9B's n300 share as tt-metal's Qwen3.5 demo runs it (bfp4 gate | up weights,
+the bfp8 rows a bfp8 gather delivers, LoFi): the one program here whose circular buffers hold bfp4_b tiles."""
 
 from __future__ import annotations
 
@@ -33,12 +34,13 @@ def _mlp_gate_slab() -> Program:
     return _registered(8192, 4096, 12288, DataFormat.Float16_b, first_slab=1)
 
 
-def _registered_swiglu(tokens: int, k: int, inter: int, weight_format: DataFormat) -> Program:
+def _registered_swiglu(tokens: int, k: int, inter: int, weight_format: DataFormat,
+                       x_format: DataFormat = DataFormat.Float16_b, **plan_options) -> Program:
     from .swiglu import paired_width, plan_swiglu, swiglu_programs
 
     device = build_device()
-    plan = plan_swiglu(LinearShape(tokens, k, paired_width(inter), weight_format))
-    x = device.allocate((tokens, k), DataFormat.Float16_b)
+    plan = plan_swiglu(LinearShape(tokens, k, paired_width(inter), weight_format, in0_format=x_format), **plan_options)
+    x = device.allocate((tokens, k), x_format)
     w = device.allocate((k, paired_width(inter)), weight_format)
     out = device.allocate((tokens, inter), DataFormat.Float16_b)
     return swiglu_programs(device, x, w, out, plan)[0]
@@ -52,3 +54,11 @@ def _mlp_swiglu_9b_tp2() -> Program:
 @register("linear/swiglu_T1024_k5120_i2176_bfp8")
 def _mlp_swiglu_27b_tp8() -> Program:
     return _registered_swiglu(1024, 5120, 2176, DataFormat.Bfp8_b)
+
+
+@register("linear/swiglu_T2048_k4096_i6144_bfp4_lofi")
+def _mlp_swiglu_9b_tp2_demo() -> Program:
+    from ttprefill.device.program import MathFidelity
+
+    return _registered_swiglu(2048, 4096, 6144, DataFormat.Bfp4_b, x_format=DataFormat.Bfp8_b,
+                              fidelity=MathFidelity.LoFi)
