@@ -52,6 +52,28 @@ from ttprefill.device.program import MathFidelity
 ROLES = ("mlp_gate_up", "mlp_down", "gdn_in", "gdn_out", "attention_in", "attention_out", "lm_head")
 
 
+def parse_role_spec(spec: str, value, kind: str, error: type[ValueError]):
+    """A per-role setting's text: a bare value for every role, then role=value pairs ('LoFi',
+    'bfp8,mlp_gate_up=bfp4', 'mlp_down=LoFi'). Returns (the bare value or None, {role: value}); `value` reads one
+    value's text (raising `error` for a bad one), `kind` names a value in the messages. Shared by the projections'
+    fidelities (here) and weight formats (weight_formats.py)."""
+    parts = [part.strip() for part in spec.split(",")]
+    base = None
+    if "=" not in parts[0]:
+        base, parts = value(parts[0]), parts[1:]
+    changes = {}
+    for part in parts:
+        role, sep, name = part.partition("=")
+        role = role.strip()
+        if not sep or role not in ROLES:
+            raise error(f"{part!r} in {spec!r}: write role={kind} with a role of {', '.join(ROLES)} (only the first "
+                        f"part may be a bare {kind})")
+        if role in changes:
+            raise error(f"{role} is set twice in {spec!r}")
+        changes[role] = value(name)
+    return base, changes
+
+
 class FidelitySpecError(ValueError):
     """A projection-fidelity setting that cannot be read; the message names the part and the fix."""
 
@@ -94,25 +116,16 @@ class ProjectionFidelity:
 
     @classmethod
     def parse(cls, spec: str, base: "ProjectionFidelity | None" = None) -> "ProjectionFidelity":
-        """'LoFi' (every role), or 'role=Fidelity,...' over `base` (the defaults when None), e.g.
-        'mlp_gate_up=LoFi,gdn_out=HiFi4'."""
+        """'LoFi' (every role), 'role=Fidelity,...' over `base` (the defaults when None), e.g.
+        'mlp_gate_up=LoFi,gdn_out=HiFi4', or both ('LoFi,mlp_down=HiFi2')."""
         base = base if base is not None else cls()
         spec = spec.strip()
         if not spec:
             raise FidelitySpecError("empty projection-fidelity setting: give a fidelity (LoFi, HiFi2, HiFi3, HiFi4) "
                                     f"or role=fidelity pairs with roles {', '.join(ROLES)}")
-        if "=" not in spec:
-            return cls.uniform(_fidelity(spec))
-        changes = {}
-        for part in spec.split(","):
-            role, sep, name = part.partition("=")
-            role = role.strip()
-            if not sep or role not in ROLES:
-                raise FidelitySpecError(f"{part.strip()!r} in {spec!r}: write role=fidelity with a role of "
-                                        f"{', '.join(ROLES)}")
-            if role in changes:
-                raise FidelitySpecError(f"{role} is set twice in {spec!r}")
-            changes[role] = _fidelity(name)
+        uniform, changes = parse_role_spec(spec, _fidelity, "fidelity", FidelitySpecError)
+        if uniform is not None:
+            base = cls.uniform(uniform)
         return replace(base, **changes)
 
 

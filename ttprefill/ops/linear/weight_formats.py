@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, fields, replace
 
 from ttprefill.device.program import DataFormat
-from ttprefill.ops.linear.fidelity import ROLES
+from ttprefill.ops.linear.fidelity import ROLES, parse_role_spec
 
 FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b, "bfp4": DataFormat.Bfp4_b}
 DEFAULT_FORMAT = "bfp8"
@@ -95,19 +95,6 @@ class WeightFormats:
             raise WeightFormatError(f"weight format {spec!r}: give a format ({', '.join(FORMATS)}) for every "
                                     f"matrix, optionally followed by role=format pairs (roles {', '.join(ROLES)}), "
                                     "e.g. bfp8,mlp_gate_up=bfp4")
-        parts = [p.strip() for p in spec.split(",")]
-        base = cls()
-        if "=" not in parts[0]:
-            base = cls.uniform(_format(parts[0], spec))
-            parts = parts[1:]
-        changes = {}
-        for part in parts:
-            role, sep, name = part.partition("=")
-            role = role.strip()
-            if not sep or role not in ROLES:
-                raise WeightFormatError(f"{part!r} in weight format {spec!r}: write role=format with a role of "
-                                        f"{', '.join(ROLES)} (only the first part may be a bare format)")
-            if role in changes:
-                raise WeightFormatError(f"{role} is set twice in weight format {spec!r}")
-            changes[role] = _format(name, spec)
+        uniform, changes = parse_role_spec(spec, lambda name: _format(name, spec), "format", WeightFormatError)
+        base = cls() if uniform is None else cls.uniform(uniform)
         return replace(base, **changes)
