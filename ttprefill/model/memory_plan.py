@@ -69,7 +69,7 @@ def weight_bytes(config: ModelConfig, weight_format: str) -> int:
     """Device bytes of the resident weights: matrices in their role's format of `weight_format` ("bfp8", or
     "bfp8,mlp_gate_up=bfp4": ops/linear/weight_formats.py), vectors in bf16 (a 1 x n row padded to whole tiles,
     as a tiled device tensor holds it)."""
-    from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats, format_name
+    from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
 
     try:
         formats = WeightFormats.parse(weight_format)
@@ -80,7 +80,7 @@ def weight_bytes(config: ModelConfig, weight_format: str) -> int:
         if name in HOST_ONLY_WEIGHTS:
             continue
         if len(shape) == 2:
-            total += _tiles(*shape) * TILE_BYTES[format_name(formats.of(matrix_role(name)))]
+            total += _tiles(*shape) * formats.of(matrix_role(name)).tile_bytes
         elif len(shape) == 3:  # the depthwise conv taps [channels, 1, kernel]: kernel rows of channels
             total += _tiles(shape[2], shape[0]) * TILE_BYTES["bf16"]
         else:
