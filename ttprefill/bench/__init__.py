@@ -55,34 +55,19 @@ def run(what: str, args) -> dict:
         if args.device.backend != "sim" or not args.device.timing_only:
             raise ValueError("bench ttft runs the simulator in timing-only mode: give --timing-only (and "
                              "--backend sim)")
-        from ttprefill.options import EngineOptions
+        from dataclasses import replace
 
         from ttprefill.ops.linear.fidelity import ProjectionFidelity
+        from ttprefill.options import KV_PAGE_FORMAT_NAMES, EngineOptions
 
         options = EngineOptions() if args.chunk is None else EngineOptions(chunk_tokens=args.chunk)
-        if args.matmul_fidelity is not None:
-            from dataclasses import replace
-
-            options = replace(options, matmul_fidelity=ProjectionFidelity.parse(args.matmul_fidelity,
-                                                                                options.matmul_fidelity))
-        if args.scheme is not None:
-            from dataclasses import replace
-
-            options = replace(options, tp_scheme=args.scheme)
-        if args.collective_dtype is not None:
-            from dataclasses import replace
-
-            options = replace(options, collective_dtype=args.collective_dtype)
-        if args.micro_batches is not None:
-            from dataclasses import replace
-
-            options = replace(options, micro_batches=args.micro_batches)
-        if args.kv_format is not None:
-            from dataclasses import replace
-
-            from ttprefill.options import KV_PAGE_FORMAT_NAMES
-
-            options = replace(options, kv_page_format=KV_PAGE_FORMAT_NAMES[args.kv_format])
+        # the flags given, over EngineOptions' defaults (a fidelity setting's roles over the default fidelities)
+        given = {"matmul_fidelity": None if args.matmul_fidelity is None else
+                 ProjectionFidelity.parse(args.matmul_fidelity, options.matmul_fidelity),
+                 "tp_scheme": args.scheme, "collective_dtype": args.collective_dtype,
+                 "micro_batches": args.micro_batches,
+                 "kv_page_format": None if args.kv_format is None else KV_PAGE_FORMAT_NAMES[args.kv_format]}
+        options = replace(options, **{name: value for name, value in given.items() if value is not None})
         if args.mesh != (1, 1):
             from .ttft_mesh import mesh_ttft_bench
 
