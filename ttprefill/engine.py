@@ -193,9 +193,14 @@ class Engine:
                               f"{cfg.max_position_embeddings} positions; truncate it")
         return tuple(int(t) for t in arr)
 
-    def submit(self, tokens: Sequence[int], request_id: str | None = None) -> str:
+    def _check_open(self) -> None:
+        """New work, and requests queued before close, would run on the freed device stack."""
         if self._closed:
-            raise EngineError("this engine is closed (its device stack freed, its device closed): make a new Engine")
+            raise EngineError("this engine is closed (its device stack freed, its device closed): make a new Engine "
+                              "and submit the requests to it")
+
+    def submit(self, tokens: Sequence[int], request_id: str | None = None) -> str:
+        self._check_open()
         tokens = self.validate(tokens)
         request_id = request_id or f"r{next(self._ids)}"
         self.scheduler.submit(request_id, tokens)
@@ -210,9 +215,7 @@ class Engine:
 
     def run(self, on_result: Callable[[PrefillResult], None] | None = None) -> list[PrefillResult]:
         """Serve every queued request; returns the results in completion order."""
-        if self._closed:  # requests queued before close would run on the freed stack
-            raise EngineError("this engine is closed (its device stack freed, its device closed): make a new Engine "
-                              "and submit the requests to it")
+        self._check_open()
         done: list[PrefillResult] = []
         while self.scheduler.has_work:
             t_plan = time.perf_counter()
