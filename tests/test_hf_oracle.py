@@ -47,6 +47,21 @@ def _hf_last_logits(tokens, weights=WEIGHTS) -> np.ndarray:
         return model(input_ids=torch.tensor([tokens])).logits[0, -1].numpy()
 
 
+
+def against_transformers(tokens, logits, weights) -> dict:
+    """Relative RMS error and PCC of last-token logits against transformers in fp64 (the tiny model, `weights`)."""
+    oracle = _hf_last_logits(tokens, weights)
+    return {"rel_rms": rel_rms(oracle, logits), "pcc": pcc(oracle, logits)}
+
+
+def tiny_sim_engine(weights, options, mesh: tuple[int, int] = (1, 1)):
+    """The tiny model with `weights` on the simulator under EngineOptions `options`: one chip, or a SimMesh."""
+    from ttprefill.device.mesh import SimMesh
+    from ttprefill.engine import Engine
+
+    device = SimMesh(mesh) if mesh != (1, 1) else None
+    return Engine(TINY, weights, backend="sim", options=options, device=device, model_key="tiny")
+
 def write_tiny_model(tmp_path):
     """The tiny model as a checkpoint folder (config.json + safetensors), as `prefill --model DIR` reads it."""
     folder = tmp_path / "tiny-model"

@@ -11,13 +11,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from test_hf_oracle import TINY, _hf_last_logits
+from test_hf_oracle import TINY, against_transformers, tiny_sim_engine
 
-from ttprefill.device.mesh import SimMesh
 from ttprefill.device.program import DataFormat
-from ttprefill.engine import Engine, EngineOptions
+from ttprefill.engine import EngineOptions
 from ttprefill.model.weights import random_weights
-from ttprefill.reference.metrics import pcc, rel_rms
+from ttprefill.reference.metrics import rel_rms
 
 WEIGHTS = random_weights(TINY, seed=0)  # Engine.from_preset("tiny")'s weights
 SHARED = 128  # two 64-token blocks: the second request's hit
@@ -41,23 +40,17 @@ def _prompts() -> tuple[list[int], list[int]]:
     return first, second
 
 
-def _engine(page_format: DataFormat, mesh: tuple[int, int]) -> Engine:
-    # a checkpoint at every block, so the second request can resume at the shared prefix's end (block 2)
-    options = EngineOptions(kv_page_format=page_format, checkpoint_every_blocks=1)
-    device = SimMesh(mesh) if mesh != (1, 1) else None
-    return Engine(TINY, WEIGHTS, backend="sim", options=options, device=device, model_key="tiny:random:0")
-
-
 def _errors(page_format: DataFormat, mesh: tuple[int, int], requests: int = 2) -> list[dict]:
     """The first `requests` prompts on one engine: each one's logits, rel RMS and PCC against transformers, and
-    its cached tokens."""
+    its cached tokens. A checkpoint at every block, so the second request can resume at the shared prefix's end
+    (block 2)."""
     rows = []
-    with _engine(page_format, mesh) as engine:
+    options = EngineOptions(kv_page_format=page_format, checkpoint_every_blocks=1)
+    with tiny_sim_engine(WEIGHTS, options, mesh) as engine:
         for name, tokens in list(zip(("cold", "prefix hit"), _prompts()))[:requests]:
             result = engine.prefill(tokens)
-            oracle = _hf_last_logits(tokens, WEIGHTS)
             rows.append({"request": name, "cached_tokens": result.cached_tokens, "logits": result.last_logits,
-                         "rel_rms": rel_rms(oracle, result.last_logits), "pcc": pcc(oracle, result.last_logits)})
+                         **against_transformers(tokens, result.last_logits, WEIGHTS)})
     return rows
 
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_hf_oracle import TINY, _hf_last_logits
+from test_hf_oracle import TINY, against_transformers, tiny_sim_engine
 
-from ttprefill.device.mesh import SimMesh
 from ttprefill.device.program import DataFormat
 from ttprefill.engine import Engine, EngineOptions
 from ttprefill.model.weights import random_weights
 from ttprefill.ops.linear.fidelity import ROLES, ProjectionFidelity
 from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
 from ttprefill.options import EngineError
-from ttprefill.reference.metrics import pcc, rel_rms
 
 WEIGHTS = random_weights(TINY, seed=0)  # Engine.from_preset("tiny")'s weights
 PROMPT = 150
@@ -45,12 +43,10 @@ def _prompt() -> list[int]:
 def _errors(weight_format: str, fidelity: str | None, mesh: tuple[int, int]) -> dict:
     options = EngineOptions(weight_format=weight_format,
                             matmul_fidelity=ProjectionFidelity.parse(fidelity) if fidelity else ProjectionFidelity())
-    device = SimMesh(mesh) if mesh != (1, 1) else None
     tokens = _prompt()
-    with Engine(TINY, WEIGHTS, backend="sim", options=options, device=device, model_key="tiny:random:0") as engine:
+    with tiny_sim_engine(WEIGHTS, options, mesh) as engine:
         logits = engine.prefill(tokens).last_logits
-    oracle = _hf_last_logits(tokens, WEIGHTS)
-    return {"rel_rms": rel_rms(oracle, logits), "pcc": pcc(oracle, logits)}
+    return against_transformers(tokens, logits, WEIGHTS)
 
 
 @pytest.mark.parametrize("mesh", [(1, 1), (1, 2)])
@@ -64,9 +60,7 @@ def test_the_engine_holds_gate_up_in_bfp4_and_the_rest_in_bfp8(mesh):
     """The weights the device stack makes take their role's format: the paired gate|up in bfp4, every other
     projection (down, the mixers', the LM head) in bfp8, on one chip and in the tensor-parallel split (whose
     per-chip sources are made anew: the accuracy bound above would pass with bfp8 gate/up too)."""
-    device = SimMesh(mesh) if mesh != (1, 1) else None
-    with Engine(TINY, WEIGHTS, backend="sim", options=EngineOptions(weight_format=DEMO_MLP), device=device,
-                model_key="tiny:random:0") as engine:
+    with tiny_sim_engine(WEIGHTS, EngineOptions(weight_format=DEMO_MLP), mesh) as engine:
         stack = engine.mixers  # the DeviceStack
         for lw in stack.layers:
             assert lw.gate_up.data_format == DataFormat.Bfp4_b
