@@ -17,6 +17,7 @@ from ttprefill.hw import DRAM_BYTES_PER_CHIP
 from ttprefill.model.micro_batches import MicroBatchError, check_micro_batches
 from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
 from ttprefill.model.collective_dtype import CollectiveDtype
+from ttprefill.model.pipeline_split import DEFAULT_PARALLEL, PipelineSplitError, check_parallel
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, SCHEMES
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
@@ -94,6 +95,11 @@ class EngineOptions:
     # a mesh one half's collectives can run beside the other half's programs; the halves compute what two chunks
     # of half the size would (model/micro_batches.py: how a chunk splits, and when it runs whole).
     micro_batches: int = 1
+    # How a mesh's chips share the model (model/pipeline_split.py): "tensor", every chip a share of every layer
+    # (the collectives above apply), or "pipeline", every chip a stage of whole layers, the residual rows passed
+    # from stage to stage through the host, the stages running different chunks of a prompt at once
+    # (model/pipeline_stack.py). The default and why: pipeline_split.DEFAULT_PARALLEL.
+    parallel: str = DEFAULT_PARALLEL
 
     def __post_init__(self):
         # Checked here so that the Python API and the CLI refuse the same bad values with the same words.
@@ -118,6 +124,13 @@ class EngineOptions:
                               f"'mlp_gate_up=LoFi,...'), got {self.matmul_fidelity!r}")
         if self.tp_scheme not in SCHEMES:
             raise EngineError(f"EngineOptions.tp_scheme must be one of {', '.join(SCHEMES)}, got {self.tp_scheme!r}")
+        try:
+            check_parallel(self.parallel)
+        except PipelineSplitError as error:
+            raise EngineError(f"EngineOptions.{error}") from None
+        if self.parallel != DEFAULT_PARALLEL and self.micro_batches > 1:
+            raise EngineError("EngineOptions.micro_batches 2 hides a tensor-parallel split's collectives; the "
+                              f"{self.parallel} split has none: give micro_batches=1 with it")
         try:
             check_micro_batches(self.micro_batches)
         except MicroBatchError as error:

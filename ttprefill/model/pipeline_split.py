@@ -1,0 +1,44 @@
+"""How a mesh's chips share the model: tensor-parallel (every chip a share of every layer) or pipeline-parallel
+(every chip a run of whole layers, a stage).
+
+Pipeline stages are contiguous runs of layers of equal count where the count divides (Qwen3.5-9B's 32 layers in 2
+stages of 16, Qwen3.5-27B's 64 in 8 of 8: each stage then holds the same mix of GDN and attention layers, since
+the models repeat a 4-layer pattern); otherwise the first stages take one layer more. A stage holds its layers'
+weights, K/V pages and GDN states; the first also embeds the tokens, the last also runs the final norm and the LM
+head. Torch-free: the options and the memory plan read it.
+"""
+
+from __future__ import annotations
+
+TENSOR, PIPELINE = "tensor", "pipeline"
+# How the chips of a mesh share the model (EngineOptions.parallel). "tensor" stays the default: it is what the
+# card path has been checked with longest, and one chip's programs see every request at once; "pipeline" wins on
+# one long prompt (README, "Pipeline stages").
+PARALLEL_MODES = (TENSOR, PIPELINE)
+DEFAULT_PARALLEL = TENSOR
+
+
+class PipelineSplitError(ValueError):
+    """A pipeline split that cannot be made; the message names the sizes that work."""
+
+
+def check_parallel(mode: str) -> str:
+    if mode not in PARALLEL_MODES:
+        raise PipelineSplitError(f"parallel must be one of {', '.join(PARALLEL_MODES)}, got {mode!r}")
+    return mode
+
+
+def stage_layers(num_layers: int, stages: int) -> list[range]:
+    """The layers of each of `stages` stages, in order: contiguous, as equal in count as they can be."""
+    if stages < 1:
+        raise PipelineSplitError(f"a pipeline has at least one stage, got {stages}")
+    if stages > num_layers:
+        raise PipelineSplitError(f"{stages} stages for {num_layers} layers: a stage holds at least one layer; "
+                                 f"use a mesh of at most {num_layers} chips, or the tensor-parallel split")
+    base, extra = divmod(num_layers, stages)
+    ranges, start = [], 0
+    for k in range(stages):
+        n = base + (k < extra)
+        ranges.append(range(start, start + n))
+        start += n
+    return ranges
