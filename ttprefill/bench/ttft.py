@@ -32,7 +32,6 @@ from __future__ import annotations
 import resource
 import time
 
-from ttprefill.hw import TILE
 
 
 # What of the host transfers hides behind device work, as the engine's device stack issues them.
@@ -43,44 +42,6 @@ HOST_OVERLAP_NOTE = (
     "second input buffer at the start of the chunk before it and its first program waits for them. The first "
     "chunk's embeddings and the logits row (which ends the prompt) are waited for at once. One link: transfers "
     "queue behind each other; the PCIe and DRAM traffic a read adds to the programs' is not modeled.")
-
-
-def _inner_checkpoint_reads(kept) -> tuple[tuple[int, int, int], ...]:
-    """One GDN layer's reads of the states at checkpoints inside a chunk, as GdnCheckpointTensors.download makes
-    them: (bytes, page size, calls) of the conv rows of every checkpoint (one tensor, one read) and of the
-    recurrent states (one tensor, one read)."""
-    if kept is None:
-        return ()
-    return tuple((nbytes, page_size, 1) for nbytes, page_size in kept.reads)
-
-
-def _gdn_and_mlp_times(per_shape, key, runner, times, s, x, gdn_w, state, checkpoints, normed):
-    """(GDN block times, MLP block times, inner checkpoint reads) of one GDN layer at `key` (its tokens and
-    checkpoint offsets), simulated the first time the key is asked for and reused after: every GDN layer of a
-    chunk shape runs the same programs. `times` makes the OpTimes each block adds to."""
-    if key not in per_shape:
-        gdn_t, mlp_t = times(), times()
-        kept = runner(gdn_t).gdn_block(s, x, gdn_w, state, checkpoints, normed)
-        runner(mlp_t).mlp_block(s, x, gdn_w, normed, gdn_w.input_norm)
-        per_shape[key] = (gdn_t, mlp_t, _inner_checkpoint_reads(kept))
-    return per_shape[key]
-
-
-def _model_edges(once, runner, s, x, input_norm, normed) -> None:
-    """Adds to `once` (a chunk's OpTimes) what differs from the layer runs at the model's two ends: the first
-    layer's input norm runs on its own (into `normed`), and the last layer's MLP ends with a plain residual add
-    where the layers, as simulated, end with an add fused with the next layer's input norm (their difference:
-    the plain add's programs counted, the fused one's taken out)."""
-    from ttprefill.model.device_stack import OP_KINDS, OpTimes
-
-    runner(once).norm(s, x.rows, input_norm, out=normed)
-    y = s.alloc(x.rows.shape, runner(once).split.partial_format)  # a reduction's output
-    fused, plain = OpTimes(), OpTimes()
-    runner(fused).add_norm(x.rows, y, input_norm, normed)
-    runner(plain).residual(x.rows, y)
-    for kind in OP_KINDS:
-        once.seconds[kind] += plain.seconds[kind] - fused.seconds[kind]
-        once.programs[kind] += plain.programs[kind] - fused.programs[kind]
 
 
 def _merged(transfers) -> list[dict]:
@@ -94,9 +55,8 @@ def _merged(transfers) -> list[dict]:
     return list(merged.values())
 
 
-def _micro_batched_chunk(config, o, runner, s, split, gdn_w, attn_w, state, cache, table, rope, pages, start, T,
-                         offsets, bounds, block_collectives_s, per_shape, link, total, once, scheduled,
-                         HostTransfer) -> dict:
+def _micro_batched_chunk(sim, s, start, offsets, bounds, block_collectives_s, per_shape, link, total, once,
+                         scheduled) -> dict:
     """One chunk as its micro-batches (`bounds`: (offset, tokens) each) with the collectives between their blocks,
     scheduled on the two sub-devices; the device's timeline (`link`) advances layer by layer as the schedule does,
     each GDN layer's checkpoint reads issued when its mixer is done. Adds the programs to `total` and the
@@ -107,7 +67,9 @@ def _micro_batched_chunk(config, o, runner, s, split, gdn_w, attn_w, state, cach
     from ttprefill.model.device_stack import OpTimes
 
     from .ttft_micro import MicroBatchRun, SequencedTimes, add_times, block_parts, chunk_schedule
+    from .ttft_parts import gdn_and_mlp_times, model_edges
 
+    config, runner, split, gdn_w, attn_w = sim.config, sim.runner, sim.split, sim.gdn_w, sim.attn_w
     n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
     runs, reads_by_mb, collectives = [], [], []
     add_times(total, once)
@@ -117,12 +79,12 @@ def _micro_batched_chunk(config, o, runner, s, split, gdn_w, attn_w, state, cach
         x = Residual(s.alloc((split.residual_rows(tokens), config.hidden_size)), tokens)
         normed = s.alloc(x.rows.shape, split.gather_format)  # in the format the gather carries
         edges = OpTimes()
-        _model_edges(edges, runner, s, x, gdn_w.input_norm, normed)
-        gdn_t, mlp_t, reads = _gdn_and_mlp_times(per_shape, (tokens, own), runner, SequencedTimes, s, x, gdn_w,
-                                                 state, own, normed)
+        model_edges(edges, runner, s, x, gdn_w.input_norm, normed)
+        gdn_t, mlp_t, reads = gdn_and_mlp_times(per_shape, (tokens, own), runner, SequencedTimes, s, x, gdn_w,
+                                                sim.state, own, normed)
         attn = SequencedTimes()
-        runner(attn).attention_block(s, x, attn_w, cache, table.tensor,
-                                     ChunkContext(start + off, tokens, tuple(range(pages))), rope, normed)
+        runner(attn).attention_block(s, x, attn_w, sim.cache, sim.table.tensor,
+                                     ChunkContext(start + off, tokens, tuple(range(sim.pages))), sim.rope, normed)
         runs.append(MicroBatchRun(tokens, {"gdn": block_parts(gdn_t), "attention": block_parts(attn)},
                                   block_parts(mlp_t), edges.total_s))
         reads_by_mb.append(reads)
@@ -143,9 +105,9 @@ def _micro_batched_chunk(config, o, runner, s, split, gdn_w, attn_w, state, cach
         else:
             link.compute(after_mixer - done)
             for reads in reads_by_mb:
-                for nbytes, page_size, calls in reads:
-                    in_flight.append(link.issue(HostTransfer("gdn_checkpoint", "up", nbytes, page_size, calls)))
-                    checkpoint_up += nbytes
+                for t in reads:
+                    in_flight.append(link.issue(t))
+                    checkpoint_up += t.nbytes
             link.compute(after_mlp - after_mixer)
         done = after_mlp
     link.wait(in_flight)
@@ -190,37 +152,11 @@ def ttft_bench(model: str = "qwen3.5-9b", seq: int = 8192, weight_format: str | 
     return result
 
 
-def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_collectives_s, head_collectives_s,
-                split, block_collectives_s) -> dict:
-    import numpy as np
-
-    from ttprefill.device.program import DataFormat
-    from ttprefill.device.sim_device import DEFAULT_COST_SETTING, SimDevice, model_version
-    from ttprefill.engine import check_memory_plan
+def prompt_options(model, seq, weight_format, options, config):
+    """The model's config and the engine options a TTFT bench runs (the preset's unless `config` is given, the
+    weight format given over `options`), refusing a prompt or model the bench cannot time."""
     from ttprefill.model.config import get_preset
-    from ttprefill.model.device_stack import (
-        FP32,
-        OP_KINDS,
-        GdnDeviceState,
-        LayerRunner,
-        OpTimes,
-        Scratch,
-        WeightSource,
-        layer_weights,
-    )
-    from ttprefill.model.stack import ChunkContext
-    from ttprefill.model.tensor_parallel_device import OneChip, Residual
-    from ttprefill.ops.attention import KVCache, ResidentPageTable
-    from ttprefill.ops.layout import extract_row
-    from ttprefill.ops.linear import ChunkedDenseWeight, linear
-    from ttprefill.ops.rope import RopeTables
-    from ttprefill.cache.checkpoints import CheckpointPolicy
-    from ttprefill.device.host_link import HostLinkTimeline, HostTransfer
-    from ttprefill.options import EngineOptions, kv_page_format_name
-    from ttprefill.model.micro_batches import micro_batch_bounds
-
-    from .ttft_micro import MarkingRunner
-    from ttprefill.scheduler import lone_request_chunks
+    from ttprefill.options import EngineOptions
 
     if seq < 1:
         raise ValueError(f"--seq must be positive; got {seq}")
@@ -234,155 +170,116 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
         raise ValueError(f"--seq {seq} is past {model}'s {config.max_position_embeddings} positions")
     if not config.attention_layers or not config.gdn_layers:
         raise ValueError(f"{model}: the TTFT bench times a hybrid stack (GDN and attention layers)")
+    return config, o
+
+
+def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_collectives_s, head_collectives_s,
+                split, block_collectives_s) -> dict:
+    from ttprefill.device.sim_device import DEFAULT_COST_SETTING, model_version
+    from ttprefill.engine import check_memory_plan
+    from ttprefill.model.device_stack import OP_KINDS, OpTimes
+    from ttprefill.device.host_link import HostLinkTimeline, HostTransfer
+    from ttprefill.options import kv_page_format_name
+    from ttprefill.model.micro_batches import micro_batch_bounds
+
+    from .ttft_parts import ChunkSimulator, repeated
+
+    config, o = prompt_options(model, seq, weight_format, options, config)
     check_memory_plan(config, o)  # refuses, with the numbers, a model that does not fit one chip
     costs = costs or DEFAULT_COST_SETTING
     t_start = time.perf_counter()
-    device = SimDevice(timing_only=True, costs=costs)
-    src = WeightSource(device, None, o.weight_formats)
-    gdn_i, attn_i = config.gdn_layers[0], config.attention_layers[0]
-    gdn_w, attn_w = layer_weights(src, config, gdn_i), layer_weights(src, config, attn_i)
-    final_norm = src.norm(config.hidden_size)
-    lm_head = ChunkedDenseWeight.allocate(device, config.hidden_size, config.vocab_size,
-                                          o.weight_formats.lm_head)
-    src.tensors.append(lm_head)
-    pages = -(-seq // o.block_tokens)
-    cache = KVCache.create(device, pages, o.block_tokens, config.attn_num_kv_heads, config.attn_head_dim,
-                           o.kv_page_format)
-    dims = config.gdn_dims
-    state = GdnDeviceState(
-        device.allocate((3, dims.conv_channels), DataFormat.Float16_b),
-        device.allocate((3, dims.conv_channels), DataFormat.Float16_b),
-        device.allocate((dims.v_heads * dims.key_dim, dims.value_dim), FP32),
-        device.allocate((dims.v_heads * dims.key_dim, dims.value_dim), FP32))
-
-    split = split if split is not None else OneChip(config)
-
-    def runner(times):
-        make = MarkingRunner if block_collectives_s is not None else LayerRunner  # marks: bench/ttft_micro.py
-        return make(config, device, gdn_chunk=o.gdn_chunk, gdn_fidelity=o.gdn_fidelity,
-                    attention_fidelity=o.attention_fidelity, times=times, matmul_fidelity=o.matmul_fidelity,
-                    split=split)
-
+    micro = block_collectives_s is not None
+    sim = ChunkSimulator(config, o, seq, costs, split, marking=micro)
+    split = sim.split
     n_gdn, n_attn = len(config.gdn_layers), len(config.attention_layers)
     total = OpTimes()
-    # (length, offsets) -> one GDN block, its MLP, its checkpoint reads
-    per_shape: dict[tuple, tuple[OpTimes, OpTimes, tuple]] = {}
     link = HostLinkTimeline(costs, chips)  # every host transfer, in the order the engine makes them, beside the programs
     down = {"embeddings": 0}
-    rope = RopeTables.upload(device, np.arange(-(-seq // TILE) * TILE), config.rotary_dim, config.rope_theta)
-    setup_down = {"rope_tables": rope.nbytes}
-    chunks, attention_runs, checkpoint_up = [], 0, 0
-    table = ResidentPageTable(device, pages)
-    checkpoints = CheckpointPolicy(o.checkpoint_every_blocks).positions(seq, 0, o.block_tokens)
-    plan = lone_request_chunks(seq, 0, checkpoints, max_chunk_tokens=o.chunk_tokens,
-                               token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
+    setup_down = {"rope_tables": sim.rope.nbytes}
+    chunks, checkpoint_up = [], 0
+    checkpoints, plan = sim.checkpoints, sim.plan
     embedding_uploads = {}  # chunk index -> its embeddings' handle on the link
-    micro = block_collectives_s is not None
     per_micro_shape: dict[tuple, tuple] = {}  # (tokens, offsets) -> a GDN block's and an MLP's runs, their reads
     scheduled = {"busy_s": 0.0, "exposed_s": 0.0, "hidden_s": 0.0}
     for n, chunk in enumerate(plan):
         start, T = chunk.start, chunk.num_tokens
-        at_end = chunk.end in chunk.checkpoints
-        # the engine brings a chunk's end state up with its inner checkpoints (DeviceStack.forward's sync_end)
-        end_shared = at_end and T >= config.gdn_conv_kernel - 1
-        offsets = tuple(p - start for p in chunk.inner_checkpoints) + ((T,) if end_shared else ())
-        s = Scratch(device)
-        try:
-            x = Residual(s.alloc((split.residual_rows(T), config.hidden_size)), T)  # the chip's rows
-            down["embeddings"] += x.rows.nbytes
-            if n == 0:  # nothing runs before the first chunk to hide its embeddings behind
-                embedding_uploads[n] = link.issue(HostTransfer("embeddings", "down", x.rows.nbytes, x.rows.page_size))
-            link.wait([embedding_uploads.pop(n)])  # the chunk's first program needs its input
-            if n + 1 < len(plan):  # the next chunk's, into the second input buffer (its last reader is done)
-                rows = -(-split.residual_rows(plan[n + 1].num_tokens) // TILE) * TILE  # whole tile rows, as x's
-                nbytes = rows * config.hidden_size * 2  # bf16 tiles
-                embedding_uploads[n + 1] = link.issue(HostTransfer("embeddings", "down", nbytes, x.rows.page_size))
-            once = OpTimes()  # per chunk, not per layer: the page table update, the model's ends
-            table.sync(range(pages), -(-(start + T) // o.block_tokens), reports=runner(once).r("rest"))
-            if micro:
+        if micro:
+            offsets, end_after = sim.checkpoint_offsets(chunk)
+            s, x, once = sim.begin(chunk)  # per chunk, not per layer: the page table update (the ends: per micro-batch)
+            embeddings = HostTransfer("embeddings", "down", x.rows.nbytes, x.rows.page_size)
+        else:
+            parts = sim.chunk(chunk)
+            offsets, end_after, embeddings = None, bool(parts.end_reads), parts.embeddings
+        down["embeddings"] += embeddings.nbytes
+        if n == 0:  # nothing runs before the first chunk to hide its embeddings behind
+            embedding_uploads[n] = link.issue(embeddings)
+        link.wait([embedding_uploads.pop(n)])  # the chunk's first program needs its input
+        if n + 1 < len(plan):  # the next chunk's, into the second input buffer (its last reader is done)
+            embedding_uploads[n + 1] = link.issue(sim.embeddings(plan[n + 1].num_tokens, embeddings.page_size))
+        if micro:
+            try:
                 link.compute(once.total_s)
                 chunk_s = _micro_batched_chunk(
-                    config, o, runner, s, split, gdn_w, attn_w, state, cache, table, rope, pages, start, T, offsets,
-                    micro_batch_bounds(T, o.micro_batches, o.gdn_chunk), block_collectives_s, per_micro_shape,
-                    link, total, once, scheduled, HostTransfer)
-                checkpoint_up += chunk_s.pop("checkpoint_up")
-                attention_runs += chunk_s.pop("attention_runs")
-                if at_end and not end_shared:
-                    for t in (state.conv, state.rec):
-                        link.blocking(HostTransfer("gdn_checkpoint", "up", n_gdn * t.nbytes, t.page_size, n_gdn))
-                        checkpoint_up += n_gdn * t.nbytes
-                chunks.append({"start": start, "tokens": T, "checkpoints": list(chunk.checkpoints),
-                               "modeled_s": chunk_s["programs_s"], "micro_batches": chunk_s["micro_batches"],
-                               "scheduled_s": chunk_s["scheduled_s"]})
-                continue
-            # each block's normed input, written by the add that ends the one before, in the gather's format
-            normed = s.alloc(x.rows.shape, split.gather_format)
-            _model_edges(once, runner, s, x, gdn_w.input_norm, normed)
-            link.compute(once.total_s)
-            gdn_t, mlp_t, inner_reads = _gdn_and_mlp_times(per_shape, (T, offsets), runner, OpTimes, s, x, gdn_w,
-                                                           state, offsets, normed)
-            attn = OpTimes()
-            r = runner(attn)
-            r.attention_block(s, x, attn_w, cache, table.tensor, ChunkContext(start, T, tuple(range(pages))), rope,
-                              normed)
-            r.mlp_block(s, x, attn_w, normed, attn_w.input_norm)
-            attention_runs += 1
-            collectives = layer_collectives_s(T) if layer_collectives_s else [(0.0, 0.0)] * config.num_layers
-            reads = []  # this chunk's checkpoint reads in flight
-            for i in range(config.num_layers):
-                after_mixer, after_mlp = collectives[i]
-                if config.is_attention_layer(i):
-                    link.compute(attn.total_s + after_mixer + after_mlp)
-                    continue
-                link.compute(gdn_t.total_s + after_mixer)
-                # right after its block: the states at the chunk's checkpoints (its end's among them)
-                for nbytes, page_size, calls in inner_reads:
-                    reads.append(link.issue(HostTransfer("gdn_checkpoint", "up", nbytes, page_size, calls)))
-                    checkpoint_up += nbytes
-                link.compute(mlp_t.total_s + after_mlp)
-            link.wait(reads)  # the host's checkpoint store at the chunk's end
-            if at_end and not end_shared:
-                # a chunk too short to hold the conv rows reads its end state tensors after it (sync_to_host)
-                for t in (state.conv, state.rec):
-                    link.blocking(HostTransfer("gdn_checkpoint", "up", n_gdn * t.nbytes, t.page_size, n_gdn))
+                    sim, s, start, offsets, micro_batch_bounds(T, o.micro_batches, o.gdn_chunk), block_collectives_s,
+                    per_micro_shape, link, total, once, scheduled)
+            finally:
+                s.free()
+            checkpoint_up += chunk_s.pop("checkpoint_up")
+            sim.attention_runs += chunk_s.pop("attention_runs")
+            if end_after:
+                for t in sim.end_reads():
+                    link.blocking(repeated(t, n_gdn))
                     checkpoint_up += n_gdn * t.nbytes
-            chunk_s = 0.0
-            for kind in OP_KINDS:
-                per_gdn = gdn_t.seconds[kind] + mlp_t.seconds[kind]
-                add = n_gdn * per_gdn + n_attn * attn.seconds[kind] + once.seconds[kind]
-                total.seconds[kind] += add
-                total.programs[kind] += (n_gdn * (gdn_t.programs[kind] + mlp_t.programs[kind])
-                                         + n_attn * attn.programs[kind] + once.programs[kind])
-                chunk_s += add
             chunks.append({"start": start, "tokens": T, "checkpoints": list(chunk.checkpoints),
-                           "modeled_s": chunk_s})
-        finally:
-            s.free()
-    # the last chunk's final norm and LM head (the tile row of the last token)
-    s = Scratch(device)
-    try:
-        last = OpTimes()
-        r = runner(last)
-        last_tokens = chunks[-1]["tokens"]
-        x = Residual(s.alloc((split.residual_rows(last_tokens), config.hidden_size)), last_tokens)
-        h, last_row = r.head_input(s, x, final_norm)  # the tile row of the last token (and its gather)
-        logits_up, rows_up = 0, []
-        for w in lm_head.chunks:
-            out = s.alloc((h.shape[0], w.n_out))
-            linear(device, h, w, out, fidelity=o.matmul_fidelity.lm_head, reports=r.r("matmul"))
-            row = extract_row(device, out, last_row, reports=r.r("rest"))
-            s.tensors.append(row.tensor)
-            logits_up += row.nbytes
-            rows_up.append(HostTransfer("logits", "up", row.nbytes, row.tensor.page_size, gathered=True))
-        link.compute(last.total_s + head_collectives_s)
-        for t in rows_up:  # the prompt's end waits for each
-            link.blocking(t)
+                           "modeled_s": chunk_s["programs_s"], "micro_batches": chunk_s["micro_batches"],
+                           "scheduled_s": chunk_s["scheduled_s"]})
+            continue
+        once = OpTimes()  # per chunk, not per layer: the page table update, the model's ends
+        for part in (parts.page_table, parts.edges):
+            for kind in OP_KINDS:
+                once.seconds[kind] += part.seconds[kind]
+                once.programs[kind] += part.programs[kind]
+        link.compute(once.total_s)
+        gdn_t, mlp_t, attn = parts.gdn, parts.gdn_mlp, parts.attention
+        collectives = layer_collectives_s(T) if layer_collectives_s else [(0.0, 0.0)] * config.num_layers
+        reads = []  # this chunk's checkpoint reads in flight
+        for i in range(config.num_layers):
+            after_mixer, after_mlp = collectives[i]
+            if config.is_attention_layer(i):
+                link.compute(attn.total_s + after_mixer + after_mlp)
+                continue
+            link.compute(gdn_t.total_s + after_mixer)
+            # right after its block: the states at the chunk's checkpoints (its end's among them)
+            for t in parts.checkpoint_reads:
+                reads.append(link.issue(t))
+                checkpoint_up += t.nbytes
+            link.compute(mlp_t.total_s + after_mlp)
+        link.wait(reads)  # the host's checkpoint store at the chunk's end
+        # a chunk too short to hold the conv rows reads its end state tensors after it (sync_to_host)
+        for t in parts.end_reads:
+            link.blocking(repeated(t, n_gdn))
+            checkpoint_up += n_gdn * t.nbytes
+        chunk_s = 0.0
         for kind in OP_KINDS:
-            total.seconds[kind] += last.seconds[kind]
-            total.programs[kind] += last.programs[kind]
-        chunks[-1]["modeled_s"] += last.total_s
-    finally:
-        s.free()
+            per_gdn = gdn_t.seconds[kind] + mlp_t.seconds[kind]
+            add = n_gdn * per_gdn + n_attn * attn.seconds[kind] + once.seconds[kind]
+            total.seconds[kind] += add
+            total.programs[kind] += (n_gdn * (gdn_t.programs[kind] + mlp_t.programs[kind])
+                                     + n_attn * attn.programs[kind] + once.programs[kind])
+            chunk_s += add
+        chunks.append({"start": start, "tokens": T, "checkpoints": list(chunk.checkpoints),
+                       "modeled_s": chunk_s})
+    # the last chunk's final norm and LM head (the tile row of the last token)
+    head = sim.head(chunks[-1]["tokens"])
+    last = head.times
+    logits_up = sum(t.nbytes for t in head.logits)
+    link.compute(last.total_s + head_collectives_s)
+    for t in head.logits:  # the prompt's end waits for each
+        link.blocking(t)
+    for kind in OP_KINDS:
+        total.seconds[kind] += last.seconds[kind]
+        total.programs[kind] += last.programs[kind]
+    chunks[-1]["modeled_s"] += last.total_s
     host = link.finish()
     by_op = dict(total.seconds)
     by_op["host"] = host["exposed_s"]  # what the device waited for; the rest ran beside programs (HOST_OVERLAP_NOTE)
@@ -406,8 +303,8 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
         "host_transfer_s": host["seconds"],
         "host_transfer": {**host, "overlap": HOST_OVERLAP_NOTE},
         "host_transfers": _merged(link.transfers),
-        "simulated": {"gdn_layer_and_mlp_runs": len(per_shape) + len(per_micro_shape),
-                      "attention_layer_and_mlp_runs": attention_runs, "lm_head_runs": 1},
+        "simulated": {"gdn_layer_and_mlp_runs": len(sim.per_shape) + len(per_micro_shape),
+                      "attention_layer_and_mlp_runs": sim.attention_runs, "lm_head_runs": 1},
         "micro_batches": o.micro_batches,
         **({"collective_schedule": {
             "modeled": True, "busy_s": scheduled["busy_s"], "exposed_s": scheduled["exposed_s"],
