@@ -100,7 +100,7 @@ def test_checkpoint_reads_finish_after_the_chunks_programs_and_embeddings_go_dow
 
 
 def test_a_prefetch_for_other_tokens_is_dropped_and_the_chunk_uploads_its_own():
-    from ttprefill.model.stack import ChunkContext
+    from ttprefill.model.stack import ChunkContext, UpcomingChunk
 
     stack = engine(True).model
     state = stack.new_state()
@@ -108,7 +108,8 @@ def test_a_prefetch_for_other_tokens_is_dropped_and_the_chunk_uploads_its_own():
     a, b, guess = (rng.integers(0, CONFIG.vocab_size, 64) for _ in range(3))
     before = stack.device.dram_bytes_in_use()
     try:
-        with_guess = stack.forward(a, state, ChunkContext(0, 64, (0, 1)), next_tokens=guess)
+        ahead = (UpcomingChunk(tuple(guess), ChunkContext(64, 64, (0, 1))),)
+        with_guess = stack.forward(a, state, ChunkContext(0, 64, (0, 1)), upcoming=ahead)
         logits = stack.forward(b, state, ChunkContext(64, 64, (0, 1)))
     finally:
         stack.release(state)
@@ -124,12 +125,13 @@ def test_a_prefetch_for_other_tokens_is_dropped_and_the_chunk_uploads_its_own():
 
 @pytest.mark.parametrize("bad", [[], [-1], [CONFIG.vocab_size]])
 def test_no_prefetch_of_nothing_or_of_bad_ids(bad):
-    from ttprefill.model.stack import ChunkContext
+    from ttprefill.model.stack import ChunkContext, UpcomingChunk
 
     stack = engine(True).model
     state = stack.new_state()
     try:
-        stack.forward(np.arange(32), state, ChunkContext(0, 32, (0,)), need_logits=False, next_tokens=bad)
+        ahead = (UpcomingChunk(tuple(bad), ChunkContext(32, len(bad), (0,))),)
+        stack.forward(np.arange(32), state, ChunkContext(0, 32, (0,)), need_logits=False, upcoming=ahead)
         assert not stack._prefetched
     finally:
         stack.release(state)

@@ -77,6 +77,17 @@ def _add_scheme(parser) -> None:
                              f"sums after it); default {EngineOptions.collective_dtype}")
 
 
+def _add_parallel(parser) -> None:
+    from ttprefill.model.pipeline_split import PARALLEL_MODES
+    from ttprefill.options import EngineOptions
+
+    parser.add_argument("--parallel", default=None, choices=PARALLEL_MODES,
+                        help="--mesh: how the chips share the model: tensor (every chip a share of every layer, "
+                             "collectives between) or pipeline (every chip a stage of whole layers, the stages on "
+                             "different chunks of a prompt at once, rows handed on through the host); default "
+                             f"{EngineOptions.parallel}")
+
+
 def _add_kv_format(parser, which: str = "") -> None:
     from ttprefill.options import KV_PAGE_FORMAT_NAMES, EngineOptions, kv_page_format_name
 
@@ -270,9 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
                               f"defaults ({EngineOptions.matmul_fidelity.describe()})")
     _add_kv_format(prefill)
     prefill.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
-                         help="split the model tensor-parallel over ROWSxCOLS simulated chips (1x2 n300; 2x4 or 1x8 "
-                              "T3000); default 1x1, one chip")
+                         help="split the model over ROWSxCOLS simulated chips (1x2 n300; 2x4 or 1x8 T3000; "
+                              "--parallel says how); default 1x1, one chip")
     _add_scheme(prefill)
+    _add_parallel(prefill)
     prefill.add_argument("--topology", default="line", choices=["line", "ring"],
                          help="--mesh: the fabric the collectives run on (ttnn FABRIC_1D or FABRIC_1D_RING); ring only "
                               "where the wiring closes one over more than two chips (a T3000 as 1x8); default line")

@@ -33,11 +33,12 @@ from ttprefill.cache.prefix_cache import PrefixCache
 from ttprefill.device.program import DataFormat
 from ttprefill.model.config import ModelConfig, get_preset
 from ttprefill.model.host_mixers import HostMixers
-from ttprefill.model.stack import ChunkContext, HybridStack, ModelState
+from ttprefill.model.pipeline_split import PIPELINE
+from ttprefill.model.stack import ChunkContext, HybridStack, ModelState, UpcomingChunk
 from ttprefill.model.weights import random_weights
 from ttprefill.ops.attention.shapes import TILE
 from ttprefill.options import EngineError, EngineOptions
-from ttprefill.scheduler import Chunk, ChunkScheduler, ScheduledRequest, SchedulerStalled, chunk_end
+from ttprefill.scheduler import Chunk, ChunkScheduler, ScheduledRequest, SchedulerStalled, lone_request_chunks
 
 __all__ = ["Engine", "EngineError", "EngineOptions", "PrefillResult", "make_mixers"]
 
@@ -279,7 +280,7 @@ class Engine:
         if self.on_device:
             traffic = _traffic_snapshot(self.model)
             logits = self.model.forward(tokens, run.state, context, need_logits=chunk.end == request.num_tokens,
-                                        sync_end=at_end, next_tokens=self._next_chunk_tokens(request, chunk))
+                                        sync_end=at_end, upcoming=self._upcoming_chunks(request, chunk))
             run.last_logits = logits if logits is not None else run.last_logits
             run.state_on_host = at_end
             _add_traffic(run.traffic, traffic, _traffic_snapshot(self.model))
@@ -297,15 +298,22 @@ class Engine:
         logger.debug("{}: chunk [{}, {}) in {:.3f} s", request.request_id, chunk.start, chunk.end, compute_s)
         return finished
 
-    def _next_chunk_tokens(self, request: ScheduledRequest, chunk: Chunk):
-        """The tokens of the request's next chunk when it runs alone (the scheduler then gives it the whole step,
-        scheduler.chunk_end), for the device stack to upload during this chunk; None when it may share the step
-        or this chunk ends the prompt (a wrong guess costs an upload: the stack then uploads the right tokens)."""
+    def _upcoming_chunks(self, request: ScheduledRequest, chunk: Chunk) -> tuple[UpcomingChunk, ...]:
+        """The request's next chunks, as many as the device stack looks ahead (its `lookahead`), when it runs alone:
+        the scheduler then gives it the whole step each time (scheduler.lone_request_chunks), and nothing else can
+        come in before its next step (a request is submitted between runs, or from on_result when one finishes).
+        None when it may share a step or this chunk ends the prompt. The device stack uploads the first one's
+        embeddings during this chunk (a wrong guess costs an upload); a pipeline runs its first stages on them."""
         o = self.options
         if chunk.end >= request.num_tokens or len(self._running) > 1 or self.scheduler.queued:
-            return None
-        end = chunk_end(chunk.end, request.num_tokens, min(o.chunk_tokens, o.step_token_budget), o.gdn_chunk)
-        return None if end is None else request.tokens[chunk.end:end]
+            return ()
+        ahead = lone_request_chunks(request.num_tokens, chunk.end, request.checkpoints, max_chunk_tokens=o.chunk_tokens,
+                                    token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
+        page_table = tuple(request.reservation.page_table)
+        return tuple(UpcomingChunk(request.tokens[c.start:c.end],
+                                   ChunkContext(c.start, c.num_tokens, page_table, checkpoints=c.inner_checkpoints),
+                                   sync_end=c.end in c.checkpoints, need_logits=c.is_last)
+                     for c in ahead[:getattr(self.model, "lookahead", 1)])
 
     def _finish(self, run: _Running) -> PrefillResult:
         request = run.request
@@ -401,7 +409,7 @@ def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 
                     chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=pages * options.block_tokens,
                     gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens, kv_pages=pages,
                     mesh_shape=mesh_shape, scheme=options.tp_scheme,
-                    collective_dtype=options.collective_dtype).check()
+                    collective_dtype=options.collective_dtype, parallel=options.parallel).check()
     except MemoryPlanError as error:
         raise EngineError(f"{config.name} {error}") from None
 
@@ -430,13 +438,18 @@ def make_mixers(backend: str, config: ModelConfig, num_pages: int, options: Engi
             raise EngineError("the device backends run the whole model: pass the weights (Engine does)")
         opened = device is None
         device = open_device(backend) if opened else device
+        stack_options = dict(page_tokens=options.block_tokens, weight_format=options.weight_format,
+                             gdn_chunk=options.gdn_chunk, gdn_fidelity=options.gdn_fidelity,
+                             attention_fidelity=options.attention_fidelity, page_format=options.kv_page_format,
+                             matmul_fidelity=options.matmul_fidelity)
         try:
-            return DeviceStack(config, weights, device, num_pages=num_pages, page_tokens=options.block_tokens,
-                               weight_format=options.weight_format, gdn_chunk=options.gdn_chunk,
-                               gdn_fidelity=options.gdn_fidelity, attention_fidelity=options.attention_fidelity,
-                               page_format=options.kv_page_format, matmul_fidelity=options.matmul_fidelity,
-                               tp_scheme=options.tp_scheme, micro_batches=options.micro_batches,
-                               collective_dtype=options.collective_dtype)
+            if options.parallel == PIPELINE and mesh_chips(device) > 1:
+                from ttprefill.model.pipeline_stack import PipelineStack
+
+                return PipelineStack(config, weights, device, num_pages=num_pages, **stack_options)
+            return DeviceStack(config, weights, device, num_pages=num_pages, tp_scheme=options.tp_scheme,
+                               micro_batches=options.micro_batches, collective_dtype=options.collective_dtype,
+                               **stack_options)
         except BaseException:
             if opened:  # nobody else holds it: a card's mesh is not left open behind the error
                 close_device(device)

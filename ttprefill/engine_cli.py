@@ -109,6 +109,7 @@ def engine_options(args) -> EngineOptions:
         "tp_scheme": getattr(args, "scheme", None),
         "collective_dtype": getattr(args, "collective_dtype", None),
         "micro_batches": getattr(args, "micro_batches", None),
+        "parallel": getattr(args, "parallel", None),
         "kv_page_format": _kv_page_format(getattr(args, "kv_format", None)),
     }
     return EngineOptions(**{name: value for name, value in given.items() if value is not None})
@@ -196,7 +197,11 @@ def _prefill_report(args, engine: Engine, tokens: list[int], mesh: tuple[int, in
         "checkpoint_bytes_up": result.checkpoint_bytes_up,
         "checkpoint_bytes_down": result.checkpoint_bytes_down,
         "mesh": list(mesh),
+        "parallel": engine.options.parallel,
     }
+    stages = getattr(engine.model, "stage_ranges", None)
+    if stages is not None:  # the pipeline split: each stage's layers [first, last + 1)
+        out["stages"] = [[r.start, r.stop] for r in stages]
     if engine.on_device:  # the tensor-parallel split's all-reduces and logits gather (none on one chip)
         collectives = engine.model.collectives.as_dict()
         if not engine.model.models_time:  # a card: what ran and what it moved, no modeled time or link bytes

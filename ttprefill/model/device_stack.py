@@ -48,7 +48,8 @@ from ttprefill.device.tensor import DeviceTensor
 from ttprefill.hw import TILE
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.interleave import Interleaver
-from ttprefill.model.stack import ChunkContext, ModelState, attention_scale
+from ttprefill.device.pipeline_timing import HANDOFF
+from ttprefill.model.stack import ChunkContext, ModelState, UpcomingChunk, attention_scale
 from ttprefill.model.weights import layer_prefix
 from ttprefill.ops.gdn.shapes import zba_columns
 
@@ -597,10 +598,13 @@ class DeviceStack:
     each chip runs one chip's programs on its share). forward() has HybridStack's contract for one chunk; state
     lives here."""
 
+    lookahead = 1  # upcoming chunks forward takes: the next one's embeddings go down during this one
+
     def __init__(self, config: ModelConfig, weights: dict[str, np.ndarray], device, *, num_pages: int,
                  page_tokens: int, weight_format: str, gdn_chunk: int, gdn_fidelity: MathFidelity,
                  attention_fidelity: MathFidelity, page_format: DataFormat, matmul_fidelity=None,
-                 tp_scheme: str | None = None, micro_batches: int = 1, collective_dtype=None):
+                 tp_scheme: str | None = None, micro_batches: int = 1, collective_dtype=None,
+                 layers: range | None = None):
         from ttprefill.model.micro_batches import check_micro_batches
         from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
         from ttprefill.model.tensor_parallel import DEFAULT_SCHEME
@@ -619,28 +623,41 @@ class DeviceStack:
         self.config, self.device = config, device
         # a chunk's micro-batches (model/micro_batches.py); refused here unless 1 or 2
         self.micro_batches = check_micro_batches(micro_batches)
+        # The layers this stack holds and runs: all, or one pipeline stage's (model/pipeline_stack.py), whose
+        # chunks start from the rows the stage before it ended with (forward's `rows`) and, but for the last
+        # stage, end with the rows the next one takes (forward returns them) instead of logits.
+        self.layer_range = _checked_layers(config, layers)
+        self.first_stage = self.layer_range.start == 0
+        self.last_stage = self.layer_range.stop == config.num_layers
+        self.gdn_layers = [i for i in config.gdn_layers if i in self.layer_range]
+        self.attention_layers = [i for i in config.attention_layers if i in self.layer_range]
         # what one chip holds and runs; `copies`: the chips an upload writes (a per-chip tensor's bytes times it)
         # tp_scheme: how a mesh's chips sum their partial outputs (model/tensor_parallel.py SCHEMES; None: its default);
         # collective_dtype: what the collectives carry (model/collective_dtype.py; None: its default)
         self.split = chip_split(config, device, tp_scheme or DEFAULT_SCHEME,
                                 collective_dtype or DEFAULT_COLLECTIVE_DTYPE)
         self.chip_config, self.copies = self.split.chip_config, self.split.copies
+        if len(self.layer_range) < config.num_layers and (self.split.chips > 1 or self.micro_batches > 1):
+            raise DeviceStackError("a pipeline stage runs on one chip, whole chunks: give it a one-chip device and "
+                                   "micro_batches=1")
         self.times, self.traffic, self.setup = OpTimes(), ChunkTraffic(), ChunkTraffic()
         self.rope = None
         self.models_time = device.capabilities.models_time
-        self.embed = np.asarray(weights["model.embed_tokens.weight"], np.float32)  # host gather
+        # host gather, on the first stage only
+        self.embed = np.asarray(weights["model.embed_tokens.weight"], np.float32) if self.first_stage else None
         self.src = WeightSource(device, weights, formats)
         chip, each_chip = self.chip_config, self.split.each_chip
         head_name = "model.embed_tokens.weight" if config.tie_word_embeddings else "lm_head.weight"
         try:
-            self.layers = [each_chip(self.src, lambda s, i=i: layer_weights(s, chip, i))
-                           for i in range(config.num_layers)]
-            self.final_norm = each_chip(self.src, lambda s: s.norm(s.array("model.norm.weight")))
-            self.lm_head = each_chip(self.src, lambda s: ChunkedDenseWeight.upload(
-                s.device, s.array(head_name), formats.lm_head))
-            self.src.tensors.append(self.lm_head)
+            self.layers = {i: each_chip(self.src, lambda s, i=i: layer_weights(s, chip, i)) for i in self.layer_range}
+            self.final_norm = self.lm_head = None
+            if self.last_stage:
+                self.final_norm = each_chip(self.src, lambda s: s.norm(s.array("model.norm.weight")))
+                self.lm_head = each_chip(self.src, lambda s: ChunkedDenseWeight.upload(
+                    s.device, s.array(head_name), formats.lm_head))
+                self.src.tensors.append(self.lm_head)
             self.kv = {i: KVCache.create(device, num_pages, page_tokens, chip.attn_num_kv_heads,
-                                         chip.attn_head_dim, page_format) for i in config.attention_layers}
+                                         chip.attn_head_dim, page_format) for i in self.attention_layers}
         except Exception:
             self.src.free()
             raise
@@ -660,7 +677,7 @@ class DeviceStack:
         # data either way, tests/test_host_overlap.py)
         self.overlap_transfers = True
         self.page_tokens = page_tokens
-        if config.attention_layers:
+        if self.attention_layers:
             try:  # every position the K/V pages can hold
                 self._upload_rope(num_pages * page_tokens)
             except Exception:
@@ -693,7 +710,7 @@ class DeviceStack:
         if held is not None and held[0] is state:
             return held[1]
         dev = {}
-        for i in self.config.gdn_layers:
+        for i in self.gdn_layers:
             conv = state.conv_states[i].numpy().astype(np.float32)
             rec = state.recurrent_states[i].numpy().astype(np.float32)
             conv_t, rec_t = self.split.upload_gdn_state(self.device, conv, rec)
@@ -754,19 +771,30 @@ class DeviceStack:
     # ---- one chunk
     @torch.no_grad()
     def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True,
-                sync_end: bool = False, next_tokens=None):
+                sync_end: bool = False, upcoming: tuple[UpcomingChunk, ...] = (), rows: np.ndarray | None = None):
         """Runs one chunk and advances `state`; returns the last token's logits [vocab] (fp32 torch) when
         need_logits, else None (the LM head then does not run). sync_end: also bring the GDN states the chunk
         leaves into `state`'s host tensors (what sync_to_host does), in the same reads as the checkpoints
-        inside the chunk (a chunk shorter than the conv state reads them with sync_to_host). next_tokens: the
-        request's next chunk, whose embeddings go down while this one runs (a later forward with other tokens
-        or another start drops them and uploads its own)."""
+        inside the chunk (a chunk shorter than the conv state reads them with sync_to_host). upcoming: the
+        request's next chunks (the engine's look-ahead, model/stack.py UpcomingChunk); the first one's embeddings
+        go down while this chunk runs (a later forward with other tokens or another start drops them and uploads
+        its own).
+
+        A pipeline stage (`layers` of a part of the model) past the first starts from `rows`, the [T, hidden]
+        residual rows the stage before it ended the chunk with; a stage before the last returns the rows it ends
+        the chunk with (fp32 values of the bf16 stream, for the next stage) instead of logits."""
         cfg = self.config
         tokens = np.asarray(tokens, np.int64).reshape(-1)
         T = len(tokens)
         if T != context.num_tokens or context.start != state.num_tokens:
             raise DeviceStackError(f"chunk of {T} tokens at {context.start} does not continue a state of "
                                    f"{state.num_tokens} tokens with a context of {context.num_tokens}")
+        if (rows is None) != self.first_stage or (rows is not None and np.shape(rows) != (T, cfg.hidden_size)):
+            raise DeviceStackError(
+                f"layers {self.layer_range.start}..{self.layer_range.stop - 1}: " + (
+                    "the first stage embeds the tokens itself; give no rows" if self.first_stage else
+                    f"a later stage starts from the previous stage's rows: give rows of shape ({T}, "
+                    f"{cfg.hidden_size}), got {None if rows is None else np.shape(rows)}"))
         if cfg.attention_layers and context.start % TILE:
             raise DeviceStackError(f"a chunk starts at position {context.start}: the device writes K/V in whole "
                                    f"32-token tiles, so chunks must start at multiples of {TILE}")
@@ -784,20 +812,24 @@ class DeviceStack:
         try:
             with self._compute_grid():
                 return self._run_chunk(s, reads, tokens, state, context, states, offsets, bounds, end_shared,
-                                       need_logits, sync_end, next_tokens)
+                                       need_logits, sync_end, upcoming[0].tokens if upcoming else None, rows)
         finally:
             s.free()
 
     def _run_chunk(self, s: Scratch, reads: PendingReads, tokens, state: ModelState, context: ChunkContext,
                    states: dict, offsets: tuple[int, ...], bounds, end_shared: bool, need_logits: bool,
-                   sync_end: bool, next_tokens):
+                   sync_end: bool, next_tokens, rows):
         """forward's work once its checks are done: on the compute grid, its tensors in `s`."""
-        cfg, T = self.config, len(tokens)
-        xs = self._chunk_input(s, state, context.start, tokens, bounds)
-        if next_tokens is not None and self.overlap_transfers:
+        T = len(tokens)
+        if rows is None:
+            xs = self._chunk_input(s, state, context.start, tokens, bounds)
+        else:  # the stage before's rows (one micro-batch: a stage runs whole chunks)
+            xs = [self.split.embed(s, np.asarray(rows, np.float32))]
+            self.traffic.add("down", HANDOFF, xs[0].rows.nbytes)
+        if next_tokens is not None and self.overlap_transfers and self.first_stage:
             self._prefetch(state, context.end, next_tokens)
         table = rope = None
-        if cfg.attention_layers:
+        if self.attention_layers:
             table = self._page_table(state, context)
             rope = self._rope_tables(context)
         # Each micro-batch (one, or halves A and B) keeps its x and the next block's normed input (written by
@@ -810,15 +842,16 @@ class DeviceStack:
                    for x, (first, n) in zip(xs, bounds)]
 
         def layers(b: MicroBatch) -> None:
-            self.runner.norm(s, b.x.rows, self.layers[0].input_norm, out=b.normed)
-            for i, lw in enumerate(self.layers):
-                if cfg.is_attention_layer(i):
+            self.runner.norm(s, b.x.rows, self.layers[self.layer_range.start].input_norm, out=b.normed)
+            for i, lw in self.layers.items():
+                if self.config.is_attention_layer(i):
                     self._block(self.runner.attention_block, b.x, lw, self.kv[i], table, b.context, rope,
                                 b.normed)
                 else:
                     self._block(self._gdn_block, b.x, lw, states[i], i, b.offsets, state, s, reads, b.normed,
                                 b.first, T)
-                next_norm = self.layers[i + 1].input_norm if i + 1 < len(self.layers) else None
+                # the stage's (or the model's) last MLP ends with a plain add: the next norm is another stage's
+                next_norm = self.layers[i + 1].input_norm if i + 1 in self.layers else None
                 self._block(self.runner.mlp_block, b.x, lw, b.normed, next_norm)
 
         # Two micro-batches are issued interleaved at the blocks' phase points, B half a block behind A
@@ -834,6 +867,10 @@ class DeviceStack:
         state.num_tokens += T
         if sync_end and not end_shared:
             self.sync_to_host(state)
+        if not self.last_stage:  # the rows the next stage starts from
+            out = self.device.download(batches[-1].x.rows)[:T]
+            self.traffic.add("up", HANDOFF, batches[-1].x.rows.nbytes)
+            return out
         return self._last_logits(s, batches[-1].x) if need_logits else None
 
     def _compute_grid(self):
@@ -925,7 +962,7 @@ class DeviceStack:
 
         context.check_page_table(self.page_tokens)
         pages = list(context.page_table)
-        check_page_table(self.kv[self.config.attention_layers[0]], pages, context.end)  # ids inside the pool
+        check_page_table(self.kv[self.attention_layers[0]], pages, context.end)  # ids inside the pool
         held = self._tables.get(id(state))  # holding the state keeps its id from being reused
         if held is not None and not held[1].fits(len(pages)):  # a table of another size: the kernels' shape
             self._tables.pop(id(state))[1].free()
@@ -981,6 +1018,16 @@ class DeviceStack:
             parts.append(values)
             self.traffic.add("up", "logits", nbytes)
         return torch.from_numpy(self.split.assemble_logits(parts).astype(np.float32))
+
+
+def _checked_layers(config: ModelConfig, layers: range | None) -> range:
+    """`layers` (all when None) if they are a non-empty step-1 run of the model's layers."""
+    if layers is None:
+        return range(config.num_layers)
+    if not isinstance(layers, range) or layers.step != 1 or not 0 <= layers.start < layers.stop <= config.num_layers:
+        raise DeviceStackError(f"layers must be a non-empty range(a, b) inside the model's {config.num_layers} "
+                               f"layers, got {layers!r}")
+    return layers
 
 
 def _weight_nbytes(w) -> int:

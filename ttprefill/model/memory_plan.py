@@ -26,6 +26,7 @@ the same exponents and a nibble a value, 576 bytes. Each projection's matrices t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ttprefill.device.program import DataFormat
@@ -33,6 +34,7 @@ from ttprefill.hw import DRAM_BANKS, DRAM_BYTES_PER_CHIP, TILE
 from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
 from ttprefill.model.collective_dtype import CollectiveDtype
 from ttprefill.model.config import ModelConfig
+from ttprefill.model.pipeline_split import PIPELINE, TENSOR, stage_layers
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, TensorParallelPlan
 from ttprefill.model.weights import parameter_shapes
 from ttprefill.ops.linear.weight_formats import FORMATS as WEIGHT_FORMAT_NAMES
@@ -65,10 +67,19 @@ def _tiles(rows: int, cols: int) -> int:
     return -(-rows // TILE) * -(-cols // TILE)
 
 
-def weight_bytes(config: ModelConfig, weight_format: str) -> int:
+def _held(name: str, layers: range | None, num_layers: int) -> bool:
+    """Whether a stage of `layers` (all when None) holds parameter `name`: its layers' own, and, on the last
+    stage, the final norm and the LM head."""
+    if layers is None:
+        return True
+    match = re.match(r"model\.layers\.(\d+)\.", name)
+    return int(match.group(1)) in layers if match else layers.stop == num_layers
+
+
+def weight_bytes(config: ModelConfig, weight_format: str, layers: range | None = None) -> int:
     """Device bytes of the resident weights: matrices in their role's format of `weight_format` ("bfp8", or
     "bfp8,mlp_gate_up=bfp4": ops/linear/weight_formats.py), vectors in bf16 (a 1 x n row padded to whole tiles,
-    as a tiled device tensor holds it)."""
+    as a tiled device tensor holds it). `layers`: a pipeline stage's (pipeline_split.py), None the whole model."""
     from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
 
     try:
@@ -77,7 +88,7 @@ def weight_bytes(config: ModelConfig, weight_format: str) -> int:
         raise MemoryPlanError(str(error)) from None
     total = 0
     for name, shape in parameter_shapes(config).items():
-        if name in HOST_ONLY_WEIGHTS:
+        if name in HOST_ONLY_WEIGHTS or not _held(name, layers, config.num_layers):
             continue
         if len(shape) == 2:
             total += _tiles(*shape) * formats.of(matrix_role(name)).tile_bytes
@@ -88,13 +99,17 @@ def weight_bytes(config: ModelConfig, weight_format: str) -> int:
     return total
 
 
-def state_bytes(config: ModelConfig) -> int:
+def _gdn_layers(config: ModelConfig, layers: range | None) -> int:
+    return sum(1 for i in config.gdn_layers if layers is None or i in layers)
+
+
+def state_bytes(config: ModelConfig, layers: range | None = None) -> int:
     """The live GDN states of every GDN layer of one request, as the device stack holds them: a ping-pong pair
     (the state a chunk reads, the one it writes) of the recurrent state [HV K, V] in fp32 tiles and the conv
     state [kernel - 1, channels] in bf16 tiles (one tile row)."""
     recurrent = _tiles(config.gdn_num_v_heads * config.gdn_key_head_dim, config.gdn_value_head_dim) * TILE_BYTES["fp32"]
     conv = _tiles(config.gdn_conv_state_len, config.gdn_conv_channels) * TILE_BYTES["bf16"]
-    return len(config.gdn_layers) * 2 * (recurrent + conv)
+    return _gdn_layers(config, layers) * 2 * (recurrent + conv)
 
 
 def _checkpoints_per_chunk(chunk_tokens: int, gdn_chunk: int | None, block_tokens: int | None) -> int:
@@ -106,7 +121,7 @@ def _checkpoints_per_chunk(chunk_tokens: int, gdn_chunk: int | None, block_token
 
 
 def checkpoint_read_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | None = None,
-                          block_tokens: int | None = None) -> int:
+                          block_tokens: int | None = None, layers: range | None = None) -> int:
     """What a chunk's GDN checkpoint tensors hold on a chip whose heads `config` has: per GDN layer the scan's
     checkpoint-state tensor (each checkpoint's [HV K, V] fp32 state) and the conv rows of every checkpoint
     (kernel - 1 row-major bf16 rows each, in whole 2 KB pages of 1024 values). A GDN block allocates them and
@@ -119,7 +134,7 @@ def checkpoint_read_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int
     n = _checkpoints_per_chunk(chunk_tokens, gdn_chunk, block_tokens)
     recurrent = _tiles(n * config.gdn_num_v_heads * config.gdn_key_head_dim, config.gdn_value_head_dim)
     conv_pages = n * config.gdn_conv_state_len * -(-config.gdn_conv_channels // 1024)
-    return len(config.gdn_layers) * (recurrent * TILE_BYTES["fp32"] + conv_pages * 2048)
+    return _gdn_layers(config, layers) * (recurrent * TILE_BYTES["fp32"] + conv_pages * 2048)
 
 
 def input_buffer_bytes(config: ModelConfig, chunk_tokens: int) -> int:
@@ -227,6 +242,26 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
             + temporaries)
 
 
+def _stage_parts(config: ModelConfig, layers: range, *, weight_format: str, cache_budget_bytes: int,
+                 chunk_tokens: int, rope_positions: int, gdn_chunk: int | None, block_tokens: int | None,
+                 kv_pages: int) -> dict[str, int]:
+    """What the chip of one pipeline stage holds (model/pipeline_stack.py): its layers' weights, K/V pools, GDN
+    states and checkpoint tensors; one chip's chunk working set; the input buffer on the first stage; the RoPE
+    tables and page table where it has attention layers."""
+    attention = sum(1 for i in config.attention_layers if i in layers)
+    return {
+        "weights": weight_bytes(config, weight_format, layers),
+        # every attention layer's pools hold the same pages: the stage's share of the budget
+        "cache": -(-cache_budget_bytes * attention // max(1, len(config.attention_layers))),
+        "gdn_states": state_bytes(config, layers),
+        "activations": activation_bytes(config, chunk_tokens, gdn_chunk, block_tokens),
+        "checkpoint_reads": checkpoint_read_bytes(config, chunk_tokens, gdn_chunk, block_tokens, layers),
+        "input_buffer": input_buffer_bytes(config, chunk_tokens) if layers.start == 0 else 0,
+        "rope_tables": rope_table_bytes(config, rope_positions) if attention else 0,
+        "page_table": page_table_bytes(config, kv_pages) if attention else 0,
+    }
+
+
 @dataclass(frozen=True)
 class MemoryPlan:
     model: str
@@ -269,7 +304,7 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
                 chips: int = 1, rope_positions: int = 0, gdn_chunk: int | None = None,
                 block_tokens: int | None = None, kv_pages: int = 0, mesh_shape: tuple[int, int] | None = None,
                 scheme: str = DEFAULT_SCHEME,
-                collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE) -> MemoryPlan:
+                collective_dtype: CollectiveDtype = DEFAULT_COLLECTIVE_DTYPE, parallel: str = TENSOR) -> MemoryPlan:
     """Each chip's share when weights, cache and states are split evenly over `chips` (tensor parallel, a mesh
     of `mesh_shape`, (1, chips) when None, under collective `scheme`); a chunk's activations and its GDN
     checkpoint tensors as a chip holds them (activation_bytes; checkpoint_read_bytes of the chip's heads). A GDN
@@ -283,6 +318,12 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
                               f"rows * cols = chips")
     if cache_budget_bytes < 0 or chunk_tokens < 1:
         raise MemoryPlanError("cache_budget_bytes must be >= 0 and chunk_tokens >= 1")
+    if parallel == PIPELINE and chips > 1:
+        stages = [_stage_parts(config, layers, weight_format=weight_format, cache_budget_bytes=cache_budget_bytes,
+                               chunk_tokens=chunk_tokens, rope_positions=rope_positions, gdn_chunk=gdn_chunk,
+                               block_tokens=block_tokens, kv_pages=kv_pages)
+                  for layers in stage_layers(config.num_layers, chips)]
+        return MemoryPlan(config.name, weight_format, chips, max(stages, key=lambda parts: sum(parts.values())))
     chip = TensorParallelPlan(config, chips, scheme).chip_config(0) if chips > 1 else config
     parts = {
         "weights": -(-weight_bytes(config, weight_format) // chips),

@@ -112,6 +112,18 @@ class ChunkContext:
                              f"{self.end} tokens")
 
 
+@dataclass(frozen=True)
+class UpcomingChunk:
+    """A chunk the engine will forward next for the same request (it runs alone, so its chunks are known): what a
+    device stack may start on ahead of time, its tokens' embeddings (DeviceStack) or whole stages
+    (model/pipeline_stack.py). The forward of it carries the same values."""
+
+    tokens: tuple[int, ...]
+    context: ChunkContext
+    sync_end: bool = False
+    need_logits: bool = False
+
+
 class TokenMixers(Protocol):
     """The two token-mixer cores of the stack. Torch tensors in and out, in the stack's dtype."""
 

@@ -1,0 +1,259 @@
+"""PipelineStack: the model in pipeline stages over a mesh's chips, the stages working on different chunks at once.
+
+Stage k holds layers pipeline_split.stage_layers(...)[k] on chip k (row-major) as a one-chip DeviceStack of those
+layers: their weights, K/V pages and GDN states; the first stage also embeds the tokens, the last also runs the
+final norm and the LM head. A chunk's residual rows go from stage k to stage k + 1 through the host (read up from
+chip k, written down to chip k + 1, bf16 values either way: the same rows a one-chip stack would carry on), so no
+collective runs and no fabric is needed.
+
+The engine forwards a request's chunks one at a time and needs each chunk's checkpoint states and, on the last,
+its logits before it goes on, so a stage would sit idle while the others work. When the request runs alone the
+engine also gives the chunks that come next (`upcoming`, up to `lookahead` = stages - 1 of them), and stage k then
+runs up to stages - 1 - k chunks ahead of the one forwarded: in forward(c) stage 0 runs chunk c + n - 1 while the
+last stage runs chunk c. A stage's run ahead is kept (its checkpoint states, its end state when asked for, the rows
+it hands on) until the forward of that chunk collects it; each stage keeps its own ModelState (its layers' states
+and how far it has got), and the engine's ModelState gets every stage's part when the chunk is collected. The
+engine only looks ahead when nothing else can change the request's next chunks (Engine._upcoming_chunks), so a
+forward always finds what ran ahead for it; if one ever did not, forward refuses before running anything.
+
+Time: each forward's stage runs, in the order this stack issues them (device/pipeline_timing.forward_steps), are
+scheduled on the stages' chips and the PCIe links with the handoff transfers (pipeline_timing.forward_time); a
+forward is issued once the one before it is done. modeled_s is the end of the last forward. As DeviceStack's, it
+counts the programs (and the handoffs, which take the place of a tensor-parallel split's collectives), not the
+embeddings, checkpoint or logits transfers; `ttprefill bench ttft --parallel pipeline` times those too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ttprefill.device.host_link import HostTransfer
+from ttprefill.device.pipeline_timing import HANDOFF, StageRun, forward_time
+from ttprefill.device.program import DataFormat
+from ttprefill.hw import TILE
+from ttprefill.model.config import ModelConfig
+from ttprefill.model.device_stack import ChunkTraffic, DeviceStack, DeviceStackError
+from ttprefill.model.pipeline_split import stage_layers
+from ttprefill.model.stack import ChunkContext, ModelState, UpcomingChunk
+from ttprefill.model.tensor_parallel_device import CollectiveTimes
+
+BF16 = DataFormat.Float16_b
+
+
+def stage_devices(device) -> list:
+    """One one-chip device per chip of `device`, row-major: a simulated mesh's chips, a card mesh's one-chip
+    submeshes (TTDevice.stage_devices), or the device itself when it is one chip."""
+    rows, cols = device.capabilities.mesh_shape
+    if rows * cols == 1:
+        return [device]
+    if hasattr(device, "stage_devices"):
+        return device.stage_devices()
+    if hasattr(device, "chip"):
+        return [device.chip(r, c) for r in range(rows) for c in range(cols)]
+    raise DeviceStackError(f"{type(device).__name__} gives no one-chip device per chip: the pipeline split needs "
+                           "a SimMesh or a TTDevice mesh")
+
+
+@dataclass
+class _Ran:
+    """One stage's run of one chunk, kept until the forward of that chunk collects it."""
+
+    chunk: UpcomingChunk  # what it ran
+    checkpoints: dict[int, ModelState]  # its layers' states at the chunk's inner checkpoints
+    end_state: tuple[dict, dict] | None  # its layers' (conv, recurrent) states at the chunk's end, when sync_end
+    out: object  # the rows the next stage starts from, or (last stage) the logits or None
+
+
+@dataclass
+class _Request:
+    stage_states: list[ModelState]  # each stage's own: its layers' states, and how far it has got
+    ran: list[dict[int, _Ran]] = field(default_factory=list)  # per stage: chunk start -> its run not yet collected
+
+
+def _same_chunk(a: UpcomingChunk, b: UpcomingChunk) -> bool:
+    return (a.context == b.context and a.sync_end == b.sync_end and a.need_logits == b.need_logits
+            and tuple(a.tokens) == tuple(b.tokens))
+
+
+class PipelineStack:
+    """The model over a mesh's chips in pipeline stages; forward() has DeviceStack's contract for one chunk."""
+
+    def __init__(self, config: ModelConfig, weights: dict[str, np.ndarray], device, *, num_pages: int, **options):
+        """`options`: DeviceStack's (page_tokens, weight_format, fidelities, page_format, ...), for every stage."""
+        if options.get("micro_batches", 1) > 1:
+            raise DeviceStackError("micro-batches hide a tensor-parallel split's collectives; the pipeline split "
+                                   "has none: give micro_batches=1")
+        self.config, self.device = config, device
+        self.models_time = device.capabilities.models_time
+        self.costs = getattr(device, "costs", "central")
+        chips = stage_devices(device)
+        self.stage_ranges = stage_layers(config.num_layers, len(chips))
+        self.lookahead = max(1, len(chips) - 1)
+        self.stages: list[DeviceStack] = []
+        try:
+            for chip, layers in zip(chips, self.stage_ranges):
+                self.stages.append(DeviceStack(config, weights, chip, num_pages=num_pages, layers=layers,
+                                               **{k: v for k, v in options.items() if k != "micro_batches"}))
+        except Exception:
+            self.free()
+            raise
+        self.collectives = CollectiveTimes()  # none: the stages hand rows on through the host
+        self._requests: dict[int, tuple[ModelState, _Request]] = {}  # id(engine state) -> (it, its stages' part)
+        self._clock = 0.0  # modeled end of the last forward
+        self.forwards: list[float] = []  # each forward's modeled seconds
+
+    # ---- what the engine reads
+    @property
+    def modeled_s(self) -> float:
+        return self._clock
+
+    @property
+    def traffic(self) -> ChunkTraffic:
+        return _summed(s.traffic for s in self.stages)
+
+    @property
+    def setup(self) -> ChunkTraffic:
+        return _summed(s.setup for s in self.stages)
+
+    def new_state(self) -> ModelState:
+        return ModelState.empty(self.config)
+
+    # ---- state
+    def _request(self, state: ModelState) -> _Request:
+        held = self._requests.get(id(state))
+        if held is not None and held[0] is state:
+            return held[1]
+        parts = []
+        for stage in self.stages:  # each stage starts from the engine state's tensors of its layers
+            part = ModelState(state.num_tokens)
+            part.conv_states = {i: state.conv_states[i] for i in stage.gdn_layers}
+            part.recurrent_states = {i: state.recurrent_states[i] for i in stage.gdn_layers}
+            parts.append(part)
+        request = _Request(parts, [{} for _ in self.stages])
+        self._requests[id(state)] = (state, request)
+        return request
+
+    def sync_to_host(self, state: ModelState) -> int:
+        """Every stage's GDN states into `state`'s host tensors; bytes moved. Refuses while stages have run ahead
+        of `state` (their states are then past it)."""
+        held = self._requests.get(id(state))
+        if held is None or held[0] is not state:
+            return 0
+        request = held[1]
+        if any(request.ran[k] for k in range(len(self.stages))):
+            raise DeviceStackError(f"stages have run chunks past position {state.num_tokens}; forward those chunks "
+                                   "before reading the state")
+        moved = 0
+        for stage, part in zip(self.stages, request.stage_states):
+            moved += stage.sync_to_host(part)
+            state.conv_states.update(part.conv_states)
+            state.recurrent_states.update(part.recurrent_states)
+        return moved
+
+    def release(self, state: ModelState) -> None:
+        held = self._requests.pop(id(state), None)
+        if held is not None:
+            for stage, part in zip(self.stages, held[1].stage_states):
+                stage.release(part)
+
+    def free(self) -> None:
+        for key in list(self._requests):
+            self.release(self._requests[key][0])
+        for stage in self.stages:
+            stage.free()
+
+    # ---- one chunk
+    @torch.no_grad()
+    def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True,
+                sync_end: bool = False, upcoming: tuple[UpcomingChunk, ...] = ()):
+        """Runs chunk `context` through every stage (those that ran it ahead already have) and, while the request's
+        next chunks are known (`upcoming`), the first stages on them; advances `state` as DeviceStack.forward does
+        and returns the last token's logits when need_logits."""
+        tokens = tuple(int(t) for t in np.asarray(tokens, np.int64).reshape(-1))
+        if len(tokens) != context.num_tokens or context.start != state.num_tokens:
+            raise DeviceStackError(f"chunk of {len(tokens)} tokens at {context.start} does not continue a state of "
+                                   f"{state.num_tokens} tokens with a context of {context.num_tokens}")
+        request = self._request(state)
+        wanted = [UpcomingChunk(tokens, context, sync_end, need_logits), *upcoming[:self.lookahead]]
+        runs = self._runs(request, wanted)
+        timed = []
+        for k, j in runs:
+            timed.append(self._run(request, k, wanted, j))
+        self._time(timed)
+        return self._collect(state, request, wanted[0])
+
+    def _runs(self, request: _Request, wanted: list[UpcomingChunk]) -> list[tuple[int, int]]:
+        """(stage, index into wanted) of the runs this forward makes, in issue order (forward_steps'): stage k
+        runs wanted[j] for j < stages - k that it has not run yet."""
+        n = len(self.stages)
+        runs = []
+        for k in range(n):
+            for j, chunk in enumerate(wanted[:n - k]):
+                ran = request.ran[k].get(chunk.context.start)
+                if ran is not None and not _same_chunk(ran.chunk, chunk):
+                    raise DeviceStackError(
+                        f"stage {k} ran ahead a different chunk at position {chunk.context.start} than the one now "
+                        "forwarded: the engine's look-ahead and its scheduler disagree (nothing was run)")
+                if ran is None and chunk.context.start >= request.stage_states[k].num_tokens:
+                    runs.append((k, j))
+                elif ran is None:
+                    raise DeviceStackError(f"stage {k} is at position {request.stage_states[k].num_tokens}, past "
+                                           f"the chunk at {chunk.context.start} it has no run of")
+        here = set(runs)
+        return sorted(runs, key=lambda r: (r[0] > 0 and (r[0] - 1, r[1]) in here, r[1], r[0]))
+
+    def _run(self, request: _Request, k: int, wanted: list[UpcomingChunk], j: int) -> StageRun:
+        """Stage k on wanted[j]; keeps its results for the forward of that chunk and returns its timing."""
+        stage, part, chunk = self.stages[k], request.stage_states[k], wanted[j]
+        start, T = chunk.context.start, chunk.context.num_tokens
+        rows = None
+        if k > 0:  # the rows the stage before handed on, no longer kept once taken
+            before = request.ran[k - 1][start]
+            rows, before.out = before.out, None
+        seconds = stage.modeled_s
+        out = stage.forward(chunk.tokens, part, chunk.context, need_logits=chunk.need_logits,
+                            sync_end=chunk.sync_end, upcoming=tuple(wanted[j + 1:j + 2]), rows=rows)
+        seconds = stage.modeled_s - seconds
+        end = (dict(part.conv_states), dict(part.recurrent_states)) if chunk.sync_end else None
+        request.ran[k][start] = _Ran(chunk, part.checkpoints, end, out)
+        part.checkpoints = {}
+        handoff = -(-T // TILE) * -(-self.config.hidden_size // TILE) * BF16.tile_bytes  # bf16 tiles of the rows
+        return StageRun(k, start, seconds,
+                        uploads=(HostTransfer(HANDOFF, "down", handoff, BF16.tile_bytes),) if k > 0 else (),
+                        reads=(HostTransfer(HANDOFF, "up", handoff, BF16.tile_bytes),) if k < len(self.stages) - 1
+                        else ())
+
+    def _time(self, runs: list[StageRun]) -> None:
+        if not self.models_time or not runs:
+            return
+        t = forward_time(runs, chips=len(self.stages), costs=self.costs, start=self._clock)
+        self.forwards.append(t.makespan - self._clock)
+        self._clock = t.makespan
+
+    def _collect(self, state: ModelState, request: _Request, chunk: UpcomingChunk):
+        """The forwarded chunk's results from every stage into the engine's `state`; its logits (or None)."""
+        start = chunk.context.start
+        ran = [request.ran[k].pop(start) for k in range(len(self.stages))]
+        state.checkpoints = {p: ModelState(p) for p in chunk.context.checkpoints}
+        for r in ran:
+            for p, part in r.checkpoints.items():
+                state.checkpoints[p].conv_states.update(part.conv_states)
+                state.checkpoints[p].recurrent_states.update(part.recurrent_states)
+            if r.end_state is not None:
+                state.conv_states.update(r.end_state[0])
+                state.recurrent_states.update(r.end_state[1])
+        state.num_tokens += chunk.context.num_tokens
+        return ran[-1].out if chunk.need_logits else None
+
+
+def _summed(parts) -> ChunkTraffic:
+    total = ChunkTraffic()
+    for t in parts:
+        for kind, n in t.down.items():
+            total.add("down", kind, n)
+        for kind, n in t.up.items():
+            total.add("up", kind, n)
+    return total
