@@ -26,7 +26,8 @@ def test_two_micro_batches_hide_collectives_behind_the_other_half(capsys):
     r = _bench(capsys, "--micro-batches", "2")
     cfg = get_preset("qwen3.5-9b")
     L, H = cfg.num_layers, cfg.hidden_size
-    assert r["micro_batches"] == 2 and r["mesh_timing_version"] == MESH_TIMING_VERSION == "4"
+    assert r["micro_batches"] == 2 and r["mesh_timing_version"] == MESH_TIMING_VERSION
+    assert int(MESH_TIMING_VERSION) >= 4  # the version that added micro-batches, or a later one
     assert r["chunks"][0]["micro_batches"] == 2
     sched = r["collective_schedule"]
     # one link's 10 collective cores leave 54, the matmuls on their 6 whole rows

@@ -198,7 +198,8 @@ def bench_arguments(args):
                                    topology=args.topology, matmul_fidelity=args.matmul_fidelity,
                                    scheme=args.scheme, collective_dtype=args.collective_dtype,
                                    fused_collectives=args.fused_collectives,
-                                   micro_batches=args.micro_batches, kv_format=args.kv_format)
+                                   micro_batches=args.micro_batches, kv_format=args.kv_format,
+                                   parallel=args.parallel)
     if args.what == "engine":
         return bench.EngineBenchArgs(seq=args.seq, chunk=args.chunk, kv_format=args.kv_format, device=device)
     if args.what == "checkpoints":
@@ -295,12 +296,20 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 
+    from ttprefill.model.pipeline_split import DEFAULT_PARALLEL, PARALLEL_MODES
+
     bench = sub.add_parser("bench", help="benchmarks; --json prints one JSON object on stdout")
     bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration",
                                         "ttft"])
     bench.add_argument("--model", default=None, help="ttft: the preset (default qwen3.5-9b)")
     bench.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
-                       help="ttft: a tensor-parallel split over ROWSxCOLS chips (1x2 n300; 2x4 or 1x8 T3000)")
+                       help="ttft: the model split over ROWSxCOLS chips (1x2 n300; 2x4 or 1x8 T3000), as --parallel "
+                            "says")
+    bench.add_argument("--parallel", default=None, choices=PARALLEL_MODES,
+                       help="ttft --mesh: tensor (every chip a share of every layer, collectives between them) or "
+                            "pipeline (every chip a stage of whole layers, the stages on different chunks at once, the "
+                            "rows handed on through the host; one stage a chip: a RxC mesh is R*C stages); default "
+                            f"{DEFAULT_PARALLEL}")
     bench.add_argument("--topology", default="line", choices=["line", "ring"],
                        help="ttft --mesh: how the collectives run (ring where the wiring closes one, e.g. 1x8)")
     _add_scheme(bench)

@@ -60,6 +60,13 @@ def run(what: str, args) -> dict:
         from ttprefill.ops.linear.fidelity import ProjectionFidelity
         from ttprefill.options import KV_PAGE_FORMAT_NAMES, EngineOptions
 
+        from ttprefill.model.pipeline_split import PIPELINE
+
+        if args.parallel == PIPELINE:  # before the options, which refuse micro-batches with their own words
+            from .ttft_pipeline import check_pipeline_bench
+
+            check_pipeline_bench(args.mesh, args.micro_batches, args.fused_collectives, args.scheme,
+                                 args.collective_dtype)
         options = EngineOptions() if args.chunk is None else EngineOptions(chunk_tokens=args.chunk)
         # the flags given, over EngineOptions' defaults (a fidelity setting's roles over the default fidelities)
         given = {"matmul_fidelity": None if args.matmul_fidelity is None else
@@ -68,6 +75,11 @@ def run(what: str, args) -> dict:
                  "micro_batches": args.micro_batches,
                  "kv_page_format": None if args.kv_format is None else KV_PAGE_FORMAT_NAMES[args.kv_format]}
         options = replace(options, **{name: value for name, value in given.items() if value is not None})
+        if args.parallel == PIPELINE:
+            from .ttft_pipeline import pipeline_ttft_bench
+
+            return pipeline_ttft_bench(args.model, args.seq, args.mesh, args.weight_format, args.device.costs,
+                                       options)
         if args.mesh != (1, 1):
             from .ttft_mesh import mesh_ttft_bench
 

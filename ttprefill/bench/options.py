@@ -87,6 +87,9 @@ class TtftBenchArgs:
     # beside the other micro-batch's programs on sub-devices (device/sub_device_timing.py)
     micro_batches: int | None = None
     kv_format: str | None = None  # "bf16" | "bfp8": the K/V pages (None: EngineOptions.kv_page_format)
+    # how the mesh's chips share the model: "tensor" (bench/ttft_mesh.py) or "pipeline" (bench/ttft_pipeline.py);
+    # None: EngineOptions.parallel
+    parallel: str | None = None
 
 
 @dataclass(frozen=True)

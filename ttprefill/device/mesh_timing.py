@@ -75,8 +75,10 @@ from ttprefill.hw import (
 # Recorded by every result of this model (bench JSON "mesh_timing_version"): 1 timed the links alone;
 # 2 adds the worker-fed path (fabric packets through the mux of each link direction); 3 adds ttnn's fused
 # matmul + collective ops (the plain collectives are timed as in 2); 4 adds micro-batches whose collectives run on
-# a sub-device beside the programs (device/sub_device_timing.py; every collective is timed as in 3).
-MESH_TIMING_VERSION = "4"
+# a sub-device beside the programs (device/sub_device_timing.py; every collective is timed as in 3); 5 adds the
+# pipeline split (device/pipeline_timing.py: stages on their own chips, rows handed on through the host; the
+# collectives and micro-batches are timed as in 4).
+MESH_TIMING_VERSION = "5"
 # The cost settings that charge the worker-fed path; "low" is the link alone.
 WORKER_PATH_SETTINGS = frozenset({"central", "high"})
 # the pages of the bf16 activations the stacks reduce and gather
