@@ -61,6 +61,8 @@ def test_one_stage_is_the_one_chip_with_its_reads_after_the_programs(runs):
     assert first_embeddings < min(c["modeled_s"] for c in one["chunks"])  # the premise of "beside"
     expected = one["device_s"] + first_embeddings + by_kind["up gdn_checkpoint"] + by_kind["up logits"]
     assert p["ttft_s"] == pytest.approx(expected, rel=1e-9)
+    # nothing runs beside a lone stage's reads: all of their time is exposed
+    assert p["by_op"]["checkpoint_reads"] == pytest.approx(by_kind["up gdn_checkpoint"], rel=1e-9)
     assert p["ttft_s"] > one["ttft_s"]  # on one chip the reads run beside the layers after them
     assert p["stages"] == [{"stage": 0, "layers": [0, 4], "gdn_layers": 3, "attention_layers": 1}]
 

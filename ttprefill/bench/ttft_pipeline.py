@@ -25,6 +25,8 @@ import resource
 import time
 from dataclasses import dataclass, replace
 
+CHECKPOINT = "gdn_checkpoint"  # DeviceStack.traffic's kind of the GDN checkpoint reads
+
 SCHEDULE_NOTE = (
     "the engine's forward(c) runs stage k on every chunk it has not run up to c + stages - 1 - k (the look-ahead of a "
     "lone request), each forward scheduled from the end of the one before (device/pipeline_timing.py: a program "
@@ -86,41 +88,44 @@ def forward_chunks(chunks: int, stages: int) -> list[list[tuple[int, int]]]:
     return forwards
 
 
-def _handoff(parts, direction: str, free: bool):
+def _handoff(parts, direction: str):
     from ttprefill.device.host_link import HostTransfer
     from ttprefill.device.pipeline_timing import HANDOFF
 
     rows = parts.embeddings  # the residual rows: [T, hidden] bf16 in whole tile rows, as the embeddings
-    return HostTransfer(HANDOFF, direction, 0 if free else rows.nbytes, rows.page_size, 0 if free else 1)
+    return HostTransfer(HANDOFF, direction, rows.nbytes, rows.page_size)
 
 
-def stage_runs(shapes, parts, head, programs, runs, free_handoff: bool = False):
+def stage_runs(shapes, parts, head, programs, runs, free: frozenset = frozenset()):
     """The StageRuns of one forward's (stage, chunk) `runs`; `programs[k][c]`: stage k's seconds on chunk c.
-    `free_handoff`: the hand-offs take no time (what they cost is the difference)."""
+    Transfers of the kinds in `free` take no time (what they cost is the difference), but keep their place."""
     from ttprefill.device.pipeline_timing import StageRun
+
+    def timed(transfers):
+        return tuple(replace(t, nbytes=0, calls=0) if t.kind in free else t for t in transfers)
 
     n, last_chunk = len(shapes), len(parts) - 1
     out = []
     for k, c in runs:
         p, stage = parts[c], shapes[k]
-        uploads = ((p.embeddings,) if c == 0 else ()) if k == 0 else (_handoff(p, "down", free_handoff),)
+        uploads = ((p.embeddings,) if c == 0 else ()) if k == 0 else (_handoff(p, "down"),)
         ahead = (parts[c + 1].embeddings,) if k == 0 and c < last_chunk else ()
         reads = tuple(t for _ in range(stage.gdn) for t in p.checkpoint_reads + p.end_reads)
         if k < n - 1:
-            reads += (_handoff(p, "up", free_handoff),)
+            reads += (_handoff(p, "up"),)
         elif c == last_chunk:
             reads += head.logits
-        out.append(StageRun(k, c, programs[k][c], uploads=uploads, ahead=ahead, reads=reads))
+        out.append(StageRun(k, c, programs[k][c], uploads=timed(uploads), ahead=timed(ahead), reads=timed(reads)))
     return out
 
 
-def schedule_prompt(shapes, parts, head, programs, costs: str, free_handoff: bool = False) -> list:
+def schedule_prompt(shapes, parts, head, programs, costs: str, free: frozenset = frozenset()) -> list:
     """Each forward's PipelineTimes, each from the end of the one before."""
     from ttprefill.device.pipeline_timing import forward_time
 
     start, timed = 0.0, []
     for runs in forward_chunks(len(parts), len(shapes)):
-        t = forward_time(stage_runs(shapes, parts, head, programs, runs, free_handoff), chips=len(shapes),
+        t = forward_time(stage_runs(shapes, parts, head, programs, runs, free), chips=len(shapes),
                          costs=costs, start=start)
         timed.append(t)
         start = t.makespan
@@ -178,29 +183,27 @@ def pipeline_ttft_bench(model: str, seq: int, mesh: tuple[int, int], weight_form
     programs = [[t.total_s for t in row] for row in times]
     timed = schedule_prompt(shapes, parts, head, programs, costs)
     ttft = timed[-1].makespan
-    without_handoff = schedule_prompt(shapes, parts, head, programs, costs, free_handoff=True)[-1].makespan
+    # what the hand-offs and the checkpoint reads add to TTFT: the schedule with each of them taking no time
+    exposed = {kind: ttft - schedule_prompt(shapes, parts, head, programs, costs, frozenset({kind}))[-1].makespan
+               for kind in (HANDOFF, CHECKPOINT)}
 
     busy = [sum(t.stage_busy.get(k, 0.0) for t in timed) for k in range(n)]
     busiest = max(range(n), key=lambda k: busy[k])
     by_op = {kind: sum(t.seconds[kind] for t in times[busiest]) for kind in OP_KINDS}
-    handoff_exposed = ttft - without_handoff
-    by_op["handoff"] = handoff_exposed
-    by_op["idle"] = ttft - busy[busiest] - handoff_exposed
+    by_op["handoff"] = exposed[HANDOFF]
+    by_op["checkpoint_reads"] = exposed[CHECKPOINT]
+    by_op["idle"] = ttft - busy[busiest] - exposed[HANDOFF] - exposed[CHECKPOINT]
     link_busy: dict[int, float] = {}
     for t in timed:
         for link, s in t.link_busy.items():
             link_busy[link] = link_busy.get(link, 0.0) + s
-    handoff_busy, handoff_bytes, checkpoint_up, embeddings_down = 0.0, 0, 0, 0
+    busy_by_kind: dict[str, float] = {}
+    bytes_by_kind: dict[str, int] = {}
     for f in forward_chunks(len(parts), n):
         for r in stage_runs(shapes, parts, head, programs, f):
             for tr in r.uploads + r.ahead + r.reads:
-                if tr.kind == HANDOFF:
-                    handoff_busy += stage_transfer_seconds(tr, r.stage, n, costs)
-                    handoff_bytes += tr.nbytes
-                elif tr.kind == "gdn_checkpoint":
-                    checkpoint_up += tr.nbytes
-                elif tr.kind == "embeddings":
-                    embeddings_down += tr.nbytes
+                busy_by_kind[tr.kind] = busy_by_kind.get(tr.kind, 0.0) + stage_transfer_seconds(tr, r.stage, n, costs)
+                bytes_by_kind[tr.kind] = bytes_by_kind.get(tr.kind, 0) + tr.nbytes
     starts = [0.0] + [t.makespan for t in timed[:-1]]  # each forward is issued when the one before is done
     forwards = [{"chunk": c, "runs": [f"s{k}c{j}" for k, j in runs], "start_s": start, "end_s": t.makespan,
                  "makespan_s": t.makespan - start}
@@ -220,14 +223,16 @@ def pipeline_ttft_bench(model: str, seq: int, mesh: tuple[int, int], weight_form
         "stage_busy_s": busy,
         "by_op": by_op,
         "bubble_s": ttft - busy[busiest],
-        "handoff": {"exposed_s": handoff_exposed, "busy_s": handoff_busy, "bytes": handoff_bytes},
+        "handoff": {"exposed_s": exposed[HANDOFF], "busy_s": busy_by_kind.get(HANDOFF, 0.0),
+                    "bytes": bytes_by_kind.get(HANDOFF, 0)},
+        "checkpoint_reads": {"exposed_s": exposed[CHECKPOINT], "busy_s": busy_by_kind.get(CHECKPOINT, 0.0),
+                             "bytes": bytes_by_kind.get(CHECKPOINT, 0)},
+        "transfer_busy_s": busy_by_kind,
         "link_busy_s": {str(link): s for link, s in sorted(link_busy.items())},
         "forwards": forwards,
         "chunks": [{"start": p.start, "tokens": p.tokens, "checkpoints": list(p.checkpoints),
                     "stage_s": [programs[k][c] for k in range(n)]} for c, p in enumerate(parts)],
-        "host_traffic": {"embeddings_bytes_down": embeddings_down, "handoff_bytes": handoff_bytes,
-                         "checkpoint_bytes_up": checkpoint_up,
-                         "logits_bytes_up": sum(t.nbytes for t in head.logits)},
+        "host_bytes_by_kind": bytes_by_kind,
         "programs_per_prefill": {kind: sum(t.programs[kind] for row in times for t in row) for kind in OP_KINDS},
         "simulated": {"gdn_layer_and_mlp_runs": len(sim.per_shape),
                       "attention_layer_and_mlp_runs": sim.attention_runs, "lm_head_runs": 1},
@@ -236,7 +241,8 @@ def pipeline_ttft_bench(model: str, seq: int, mesh: tuple[int, int], weight_form
         "note": (f"modeled: a {n}-stage pipeline split, each stage's programs on its own chip as the one-chip bench "
                  "times them (bench/ttft_parts.py; every stage runs its first layer's norm alone and ends with a plain "
                  "residual add); device_s is the busiest stage's programs, by_op that stage's by kind plus "
-                 "'handoff' (what the hand-offs add to TTFT: the schedule with and without their time) and 'idle' "
-                 "(the busiest stage's other waiting: pipeline fill and drain, other transfers), summing to ttft_s; "
+                 "'handoff' and 'checkpoint_reads' (what each adds to TTFT: the schedule with and without its "
+                 "transfers' time) and 'idle' (the busiest stage's other waiting: pipeline fill and drain, the other "
+                 "transfers), summing to ttft_s; "
                  f"schedule: {SCHEDULE_NOTE}; host-side scheduling and one-time uploads not included"),
     }
