@@ -23,6 +23,7 @@ from ttprefill.device.program import (
     Role,
 )
 from ttprefill.hw import DST_TILES_BF16, TILE
+from ttprefill.ops.linear.weight_formats import FORMATS as WEIGHT_FORMATS
 
 CALIBRATION_KERNELS = "calibration"
 # Agreement the timing model must reach on every held-out point (modeled / published time).
@@ -74,7 +75,8 @@ POINTS: list[Point] = [
 
 # ---------------------------------------------------------------- programs
 
-_FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b, "bfp4": DataFormat.Bfp4_b, "fp32": DataFormat.Float32}
+# the calibration points' tensor formats: the weight formats' names (their one home) and fp32
+_FORMATS = {**WEIGHT_FORMATS, "fp32": DataFormat.Float32}
 _NOC_MODES = {"dram_read": 0, "dram_write": 1, "l1_write": 2}
 
 

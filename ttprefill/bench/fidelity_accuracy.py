@@ -114,10 +114,10 @@ def matmul_accuracy(device, x: np.ndarray, w: np.ndarray, weight_format, fidelit
 
 
 def matmul_study(fidelities=("LoFi", "HiFi2", "HiFi4"), formats=("bfp8", "bfp4"), seed: int = 0) -> list[dict]:
-    from ttprefill.device.program import DataFormat, MathFidelity
+    from ttprefill.device.program import MathFidelity
     from ttprefill.device.sim_device import SimDevice
+    from ttprefill.ops.linear.weight_formats import FORMATS
 
-    fmts = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b, "bfp4": DataFormat.Bfp4_b}
     device = SimDevice()
     rows = []
     for case in _projection_cases():
@@ -126,7 +126,7 @@ def matmul_study(fidelities=("LoFi", "HiFi2", "HiFi4"), formats=("bfp8", "bfp4")
         w = qwen_like_weight(rng, COLUMNS, case["k"])
         for fmt in formats:
             for fid in fidelities:
-                r = matmul_accuracy(device, x, w, fmts[fmt], MathFidelity[fid])
+                r = matmul_accuracy(device, x, w, FORMATS[fmt], MathFidelity[fid])
                 rows.append({**case, "tokens": TOKENS, "columns": COLUMNS, "weight_format": fmt, "fidelity": fid, **r})
     return rows
 
