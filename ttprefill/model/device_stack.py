@@ -595,8 +595,8 @@ class LayerRunner:
 
 class DeviceStack:
     """The model on one device, or tensor-parallel over every chip of a mesh (model/tensor_parallel_device.py:
-    each chip runs one chip's programs on its share). forward() has HybridStack's contract for one chunk; state
-    lives here."""
+    each chip runs one chip's programs on its share), or one pipeline stage's layers on one chip
+    (model/pipeline_stack.py). forward() has HybridStack's contract for one chunk; state lives here."""
 
     lookahead = 1  # upcoming chunks forward takes: the next one's embeddings go down during this one
 
