@@ -196,5 +196,145 @@ def test_a_mesh_that_fails_to_open_or_to_close_leaves_the_fabric_disabled(monkey
     monkeypatch.setattr(device, "close_sub_devices", failing_teardown)
     with pytest.raises(RuntimeError, match="teardown failed"):
         device.close()
-    assert fake.mesh.closed and device.mesh is None and fake.fabric == ["FABRIC_1D", "DISABLED"]
+    assert fake.mesh.closed and device.closed and fake.fabric == ["FABRIC_1D", "DISABLED"]
     device.close()  # closed already: nothing to do
+
+
+# ---- stage devices (TTDevice.stage_devices, device/tt_stages.py), on the fake ttnn
+
+
+class _StageTensor:
+    """Stands in for a ttnn DRAM tensor of one bf16 tile."""
+
+    def buffer_address(self):
+        return 1 << 20
+
+    def buffer_aligned_page_size(self):
+        return 2048
+
+    def buffer_num_pages(self):
+        return 1
+
+
+class _StagesTTNN(_FakeTTNN):
+    """The fake ttnn with what allocate needs, recording which meshes it closes, in order."""
+
+    bfloat16 = float32 = bfloat8_b = bfloat4_b = int32 = uint32 = TILE_LAYOUT = DRAM_MEMORY_CONFIG = "fake"
+
+    def __init__(self, grids):
+        super().__init__(grids)
+        self.closed_meshes: list = []
+        self.submeshes: list = []
+        parent_create = self.mesh.create_submeshes
+
+        def create_submeshes(shape):
+            subs = parent_create(shape)
+            self.submeshes += subs
+            return subs
+
+        self.mesh.create_submeshes = create_submeshes
+
+    def close_mesh_device(self, mesh):
+        super().close_mesh_device(mesh)
+        self.closed_meshes.append(mesh)
+
+    def Shape(self, shape):
+        return shape
+
+    def allocate_tensor_on_device(self, *args):
+        return _StageTensor()
+
+
+def _fake_card(monkeypatch, tmp_path, grids):
+    fake = _StagesTTNN(grids)
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: fake)
+    monkeypatch.setenv(tt_device.MOCK_CLUSTER_ENV, str(tmp_path / "cluster.yaml"))
+    return fake
+
+
+def _open(fake, shape) -> TTDevice:
+    """A TTDevice on the fake card, with the submeshes its opening made (to ask each chip's grid) forgotten."""
+    device = TTDevice(shape)
+    fake.submeshes.clear()
+    return device
+
+
+def test_stage_devices_are_one_chip_devices_over_the_submeshes_row_major(monkeypatch, tmp_path):
+    fake = _fake_card(monkeypatch, tmp_path, [(8, 8), (8, 8)])
+    parent = _open(fake, (1, 2))
+    stages = parent.stage_devices()
+    assert len(stages) == 2 and all(isinstance(s, TTDevice) for s in stages)
+    assert [s.mesh for s in stages] == fake.submeshes  # in ttnn's order: row-major over the mesh
+    assert [s.chip_grids for s in stages] == [[(0, 8, 8)], [(1, 8, 8)]]
+    for s in stages:
+        caps = s.capabilities
+        assert caps.mesh_shape == (1, 1) and not caps.has_mesh and not caps.models_time and caps.transfer_queue
+        assert s.mock and s.num_chips == 1
+    assert parent.stage_devices() == stages  # made once: the parent owns them
+    assert len(fake.submeshes) == 2
+
+
+def test_a_parent_runs_nothing_once_its_chips_are_handed_to_stage_devices(monkeypatch, tmp_path):
+    _fake_card(monkeypatch, tmp_path, [(8, 8), (8, 8)])
+    parent = TTDevice((1, 2))
+    parent.stage_devices()
+    with pytest.raises(tt_device.TTDeviceClosed, match="handed its chips to its stage devices"):
+        parent.allocate((32, 32), DataFormat.Float16_b)
+
+
+def test_stage_devices_are_refused_once_the_parent_made_a_tensor_or_of_a_stage(monkeypatch, tmp_path):
+    from ttprefill.device.tt_stages import StageDevicesError
+
+    _fake_card(monkeypatch, tmp_path, [(8, 8), (8, 8)])
+    used = TTDevice((1, 2))
+    used.allocate((32, 32), DataFormat.Float16_b)
+    with pytest.raises(StageDevicesError, match="has made tensors.*right after opening it"):
+        used.stage_devices()
+    fresh = TTDevice((1, 2))
+    stage = fresh.stage_devices()[0]
+    with pytest.raises(StageDevicesError, match="is a stage device"):
+        stage.stage_devices()
+
+
+def test_a_one_chip_mesh_gives_one_stage_device_under_the_same_rules(monkeypatch, tmp_path):
+    fake = _fake_card(monkeypatch, tmp_path, [(8, 8)])
+    parent = _open(fake, (1, 1))
+    (stage,) = parent.stage_devices()
+    assert stage is not parent and stage.mesh is fake.submeshes[0] and stage.capabilities.mesh_shape == (1, 1)
+    with pytest.raises(tt_device.TTDeviceClosed, match="handed its chips"):
+        parent.num_chips
+
+
+def test_a_stage_closes_its_submesh_only_and_the_parent_closes_the_rest_first(monkeypatch, tmp_path):
+    fake = _fake_card(monkeypatch, tmp_path, [(8, 8), (8, 8)])
+    parent = _open(fake, (1, 2))
+    first, second = parent.stage_devices()
+    sub0, sub1 = fake.submeshes
+    first.close()
+    assert fake.closed_meshes == [sub0] and not fake.mesh.closed and fake.fabric == ["FABRIC_1D"]
+    with pytest.raises(tt_device.TTDeviceClosed, match=r"stage device was closed \(its close\(\)\)"):
+        first.allocate((32, 32), DataFormat.Float16_b)
+    assert second.allocate((32, 32), DataFormat.Float16_b).address == 1 << 20  # the other stage runs on
+    parent.close()
+    # the stage still open, then the parent's own mesh, then the fabric it configured
+    assert fake.closed_meshes == [sub0, sub1, fake.mesh] and fake.fabric == ["FABRIC_1D", "DISABLED"]
+    assert first.closed and second.closed and parent.closed
+    with pytest.raises(tt_device.TTDeviceClosed, match="closed with the TTDevice whose chip it drove"):
+        second.allocate((32, 32), DataFormat.Float16_b)
+    parent.close()  # closed already: nothing to do
+    assert fake.closed_meshes == [sub0, sub1, fake.mesh]
+
+
+def test_a_failing_stage_close_still_closes_the_parent(monkeypatch, tmp_path):
+    fake = _fake_card(monkeypatch, tmp_path, [(8, 8), (8, 8)])
+    parent = _open(fake, (1, 2))
+    first, _ = parent.stage_devices()
+
+    def failing_close():
+        raise RuntimeError("submesh close failed")
+
+    monkeypatch.setattr(first, "close", failing_close)
+    with pytest.raises(RuntimeError, match="submesh close failed"):
+        parent.close()
+    assert fake.mesh.closed and parent.closed and fake.fabric == ["FABRIC_1D", "DISABLED"]
+    assert fake.closed_meshes == [fake.submeshes[1], fake.mesh]

@@ -16,6 +16,7 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass, field, fields
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +81,22 @@ def sub_device_core_ranges(compute_cores: int, grid: tuple[int, int] = (GRID_X, 
 
 class TTDeviceUnavailable(RuntimeError):
     """No Tenstorrent card can be opened from this machine."""
+
+
+class TTDeviceClosed(RuntimeError):
+    """The device was closed (or its chips were handed to its stage devices): it can run nothing."""
+
+
+def run_each(steps) -> None:
+    """Runs every step even when one before it fails; the first error is raised after (teardown)."""
+    first = None
+    for step in steps:
+        try:
+            step()
+        except BaseException as e:  # noqa: BLE001 - raised again below, after the other steps
+            first = first or e
+    if first is not None:
+        raise first
 
 
 def card_present() -> bool:
@@ -303,19 +320,20 @@ class TTDevice:
     all_gather / reduce_scatter / all_reduce are ttnn's, over the fabric opened with the mesh
     (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"). The device opens with two command queues:
     programs and collectives on the first (each waited for on it alone), read_ahead / write_ahead on the second,
-    beside them (the device stack's checkpoint reads and next-chunk embeddings).
+    beside them (the device stack's checkpoint reads and next-chunk embeddings). `stage_devices` hands the chips to
+    one one-chip TTDevice each, over ttnn submeshes (device/tt_stages.py), for the pipeline split.
     """
 
     grid = (GRID_X, GRID_Y)
 
     def __init__(self, mesh_shape: tuple[int, int] = (1, 1), topology: str = "line"):
-        self.mock = mock_cluster() is not None
-        if not self.mock and not card_present():
+        mock = mock_cluster() is not None
+        if not mock and not card_present():
             raise TTDeviceUnavailable(
                 f"no Tenstorrent card found ({DEVICE_NODES} has no device nodes; is the tt-kmd driver loaded and a "
                 f"Wormhole n150/n300 installed?). Use --backend sim to run on the simulator."
             )
-        self._ttnn = ttnn = import_ttnn()
+        ttnn = import_ttnn()
         try:
             available = ttnn.GetNumAvailableDevices()
         except RuntimeError as e:
@@ -325,30 +343,41 @@ class TTDevice:
             raise TTDeviceUnavailable(f"a {mesh_shape[0]}x{mesh_shape[1]} mesh needs {wanted} chips; ttnn sees {available}")
         if topology not in FABRIC_CONFIGS:
             raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(FABRIC_CONFIGS)}")
-        self.topology = topology
-        # Sub-devices (open_sub_devices): the loaded manager, and by id(tensor) the collective output each event
-        # on the collectives' sub-device stands for, waited for by the first program that reads it. Set before
-        # the mesh opens: close() reads them when a check below refuses the mesh.
-        self._sub_devices = None
-        self._collective_done: dict[int, tuple] = {}
         # Collectives between chips run over ttnn's fabric, which is configured before the mesh opens.
-        self._fabric = wanted > 1
-        if self._fabric:
+        fabric = wanted > 1
+        if fabric:
             ttnn.set_fabric_config(getattr(ttnn.FabricConfig, FABRIC_CONFIGS[topology]))
         try:
-            self.mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), num_command_queues=COMMAND_QUEUES)
+            mesh = ttnn.open_mesh_device(ttnn.MeshShape(*mesh_shape), num_command_queues=COMMAND_QUEUES)
         except BaseException:
-            if self._fabric:  # leave ttnn as it was: the next open would find a fabric configured
+            if fabric:  # leave ttnn as it was: the next open would find a fabric configured
                 ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
             raise
-        self.chip_grids = chip_grids(ttnn, self.mesh)
-        small = [(chip, x, y) for chip, x, y in self.chip_grids if x < self.grid[0] or y < self.grid[1]]
-        if small:
-            self.close()
-            raise TTDeviceUnavailable(
-                "the worker grid of " + ", ".join(f"chip {chip} is {x}x{y}" for chip, x, y in small)
-                + f"; the program builders assume {self.grid[0]}x{self.grid[1]} on every chip (a program runs on all of them)"
-            )
+        self._init_open(ttnn, mesh, tuple(mesh_shape), topology, mock=mock, fabric=fabric)
+
+    @classmethod
+    def over_open_mesh(cls, ttnn, mesh, mesh_shape: tuple[int, int], *, mock: bool) -> "TTDevice":
+        """A device over a mesh someone else opened (a parent's one-chip submesh: device/tt_stages.py). Its close()
+        closes that mesh only; the fabric stays as its opener configured it."""
+        device = cls.__new__(cls)
+        device._init_open(ttnn, mesh, tuple(mesh_shape), "line", mock=mock, fabric=False)
+        return device
+
+    def _init_open(self, ttnn, mesh, mesh_shape: tuple[int, int], topology: str, *, mock: bool, fabric: bool) -> None:
+        """Every field of an open device, over `mesh` (opened by __init__, or given to over_open_mesh). `fabric`:
+        whether close() disables ttnn's fabric (the device that configured it does)."""
+        self._ttnn, self.mock, self.topology, self._fabric = ttnn, mock, topology, fabric
+        self._mesh = mesh
+        self._closed_why = "this TTDevice was closed"  # what `mesh` says once it is (a stage device's says why)
+        # Sub-devices (open_sub_devices): the loaded manager, and by id(tensor) the collective output each event
+        # on the collectives' sub-device stands for, waited for by the first program that reads it.
+        self._sub_devices = None
+        self._collective_done: dict[int, tuple] = {}
+        # The one-chip devices this device's chips were handed to (stage_devices), once made; from then on this
+        # device dispatches nothing itself (see `mesh`). Whether it ever made a tensor, which stage_devices refuses.
+        self._stages: list | None = None
+        self._made_tensors = False
+        self._is_stage = False  # a stage device over a parent's submesh (set by tt_stages)
         self.last_report: RunReport | None = None
         self.host_traffic = HostTraffic()
         self._by_address: dict[int, TTTensor] = {}  # each live tensor by its DRAM address, for views of its rows
@@ -356,25 +385,64 @@ class TTDevice:
         # host tensor, event) of each write_ahead not yet waited for
         self._landed: dict[int, tuple] = {}
         self._inbound: dict[int, tuple] = {}
-        chips = self.mesh.get_num_devices()
+        chips = mesh.get_num_devices()
         self.capabilities = Capabilities(models_time=False, holds_data=True, has_mesh=chips > 1,
                                          mesh_shape=tuple(mesh_shape), zeroes_allocations=False,
                                          transfer_queue=COMMAND_QUEUES > TRANSFER_QUEUE)
+        self.chip_grids = chip_grids(ttnn, mesh)
+        small = [(chip, x, y) for chip, x, y in self.chip_grids if x < self.grid[0] or y < self.grid[1]]
+        if small:
+            self.close()
+            raise TTDeviceUnavailable(
+                "the worker grid of " + ", ".join(f"chip {chip} is {x}x{y}" for chip, x, y in small)
+                + f"; the program builders assume {self.grid[0]}x{self.grid[1]} on every chip (a program runs on all of them)"
+            )
+
+    @property
+    def mesh(self):
+        """The ttnn MeshDevice this device drives. Refused once the device is closed, and on a device whose chips
+        were handed to its stage devices (stage_devices), which shares their command queues and whose allocator
+        does not see their buffers (device/tt_stages.py)."""
+        if self._mesh is None:
+            raise TTDeviceClosed(self._closed_why)
+        if self._stages is not None:
+            raise TTDeviceClosed(
+                "this TTDevice handed its chips to its stage devices (stage_devices()): run on those. It runs nothing "
+                "itself from then on (it would share their chips' command queues, and its allocator does not see "
+                "their buffers); close() it when done, which closes them too")
+        return self._mesh
+
+    @property
+    def closed(self) -> bool:
+        return getattr(self, "_mesh", None) is None
+
+    def stage_devices(self) -> list["TTDevice"]:
+        """One one-chip TTDevice per chip of this device's mesh, row-major, each over a 1x1 submesh: the pipeline
+        split's stages (device/tt_stages.py says what they share with this device and how they run). The same list
+        on every call. This device keeps owning them (its close() closes them) but runs nothing itself from then on;
+        a 1x1 mesh gives a one-element list, under the same rules."""
+        from .tt_stages import open_stage_devices
+
+        if self._stages is None:
+            self._stages = open_stage_devices(self)
+        return list(self._stages)
 
     def close(self) -> None:
-        """Removes the sub-devices, closes the mesh and disables the fabric; each step runs even when the one
-        before it fails (the first error is raised after)."""
-        if getattr(self, "mesh", None) is None:
+        """Closes the stage devices (stage_devices), removes the sub-devices, closes the mesh and disables the fabric
+        this device configured; each step runs even when one before it fails (the first error is raised after). A
+        stage device closes its own submesh only."""
+        mesh = getattr(self, "_mesh", None)
+        if mesh is None:
             return
-        try:
-            self.close_sub_devices()
-        finally:
-            try:
-                self._ttnn.close_mesh_device(self.mesh)
-            finally:
-                self.mesh = None
-                if self._fabric:
-                    self._ttnn.set_fabric_config(self._ttnn.FabricConfig.DISABLED)
+        from .tt_stages import close_with_parent
+
+        def release() -> None:
+            self._mesh = None
+            if self._fabric:
+                self._ttnn.set_fabric_config(self._ttnn.FabricConfig.DISABLED)
+
+        run_each([*(partial(close_with_parent, stage) for stage in self._stages or ()), self.close_sub_devices,
+                  partial(self._ttnn.close_mesh_device, mesh), release])
 
     def __enter__(self) -> "TTDevice":
         return self
@@ -398,6 +466,7 @@ class TTDevice:
                 f"{tt_tensor.buffer_aligned_page_size()} B; the program builders expect {t.num_pages} of {t.aligned_page_size} B"
             )
         self._by_address[t.address] = t
+        self._made_tensors = True
         return t
 
     def _checked(self, shape, placements) -> tuple[tuple[int, ...], tuple]:

@@ -152,7 +152,7 @@ class _Server:
                 break
             if request[0] == "close":  # TTDevice.close; the reply says what ttnn holds afterwards
                 self.device.close()
-                closed = {"fabric_when_open": self.fabric_when_open, "mesh_open": self.device.mesh is not None,
+                closed = {"fabric_when_open": self.fabric_when_open, "mesh_open": not self.device.closed,
                           "fabric_after_close": str(self.device._ttnn.get_fabric_config())}
                 _send(write_fd, ("ok", closed), self.tensor_id)
                 break
