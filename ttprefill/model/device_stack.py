@@ -649,7 +649,8 @@ class DeviceStack:
         chip, each_chip = self.chip_config, self.split.each_chip
         head_name = "model.embed_tokens.weight" if config.tie_word_embeddings else "lm_head.weight"
         try:
-            self.layers = {i: each_chip(self.src, lambda s, i=i: layer_weights(s, chip, i)) for i in self.layer_range}
+            # layer i's weights at self.layers[i - layer_range.start]
+            self.layers = [each_chip(self.src, lambda s, i=i: layer_weights(s, chip, i)) for i in self.layer_range]
             self.final_norm = self.lm_head = None
             if self.last_stage:
                 self.final_norm = each_chip(self.src, lambda s: s.norm(s.array("model.norm.weight")))
@@ -842,8 +843,8 @@ class DeviceStack:
                    for x, (first, n) in zip(xs, bounds)]
 
         def layers(b: MicroBatch) -> None:
-            self.runner.norm(s, b.x.rows, self.layers[self.layer_range.start].input_norm, out=b.normed)
-            for i, lw in self.layers.items():
+            self.runner.norm(s, b.x.rows, self.layers[0].input_norm, out=b.normed)
+            for n, (i, lw) in enumerate(zip(self.layer_range, self.layers)):
                 if self.config.is_attention_layer(i):
                     self._block(self.runner.attention_block, b.x, lw, self.kv[i], table, b.context, rope,
                                 b.normed)
@@ -851,7 +852,7 @@ class DeviceStack:
                     self._block(self._gdn_block, b.x, lw, states[i], i, b.offsets, state, s, reads, b.normed,
                                 b.first, T)
                 # the stage's (or the model's) last MLP ends with a plain add: the next norm is another stage's
-                next_norm = self.layers[i + 1].input_norm if i + 1 in self.layers else None
+                next_norm = self.layers[n + 1].input_norm if n + 1 < len(self.layers) else None
                 self._block(self.runner.mlp_block, b.x, lw, b.normed, next_norm)
 
         # Two micro-batches are issued interleaved at the blocks' phase points, B half a block behind A
