@@ -49,30 +49,40 @@ def _up_seconds(nbytes: int) -> float:
     return call_seconds("up") + nbytes / pcie_bytes_per_s("up", 32 * 32 * 2)
 
 
-def test_one_stage_is_the_one_chip_with_its_reads_after_the_programs(runs):
-    """One stage runs every chunk alone: TTFT is the first chunk's embeddings, every program, and the reads (each
-    chunk's checkpoint states, the logits), which the stage issues after its programs; the next chunk's embeddings
-    go down beside a chunk's programs, far shorter than them."""
+def test_one_stage_is_the_one_chip(runs):
+    """One stage runs every chunk alone, its GDN layers' checkpoint reads issued as each GDN block ends, beside
+    the blocks after it: the one-chip bench's timeline of the same prompt (bench/ttft.py's HostLinkTimeline, a
+    separate model of the same issue order) to within the edges' place (the pipeline bench counts a stage's
+    lone first norm at its end, so its reads go out a norm later at most)."""
     one, p = runs["one"], runs["one_stage"]
     assert [c["tokens"] for c in one["chunks"]] == [128] * 5 + [60]
     assert p["stage_busy_s"] == [pytest.approx(one["device_s"], rel=1e-12)]
-    by_kind = one["host_transfer"]["seconds_by_kind"]
+    assert p["ttft_s"] == pytest.approx(one["ttft_s"], rel=0.01)
     first_embeddings = _down_seconds(CHUNK * get_preset("tiny").hidden_size * 2)
-    assert first_embeddings < min(c["modeled_s"] for c in one["chunks"])  # the premise of "beside"
-    expected = one["device_s"] + first_embeddings + by_kind["up gdn_checkpoint"] + by_kind["up logits"]
-    assert p["ttft_s"] == pytest.approx(expected, rel=1e-9)
-    # nothing runs beside a lone stage's reads: all of their time is exposed
-    assert p["by_op"]["checkpoint_reads"] == pytest.approx(by_kind["up gdn_checkpoint"], rel=1e-9)
-    assert p["ttft_s"] > one["ttft_s"]  # on one chip the reads run beside the layers after them
+    assert p["ttft_s"] >= one["device_s"] + first_embeddings  # the first chunk's rows go down before anything
+    by_kind = one["host_transfer"]["seconds_by_kind"]
+    assert p["checkpoint_reads"]["busy_s"] == pytest.approx(by_kind["up gdn_checkpoint"], rel=1e-9)
+    assert p["by_op"]["checkpoint_reads"] < p["checkpoint_reads"]["busy_s"]  # mostly beside the programs
     assert p["stages"] == [{"stage": 0, "layers": [0, 4], "gdn_layers": 3, "attention_layers": 1}]
 
 
 def test_two_stages_overlap_but_cannot_halve(runs):
-    """Against one stage, which places its transfers the same way. (Not against the one-chip bench: the tiny
-    model's programs take microseconds, as long as the reads a stage issues after them, which one chip runs
-    beside its later layers; on Qwen3.5-9B the programs dominate.)"""
+    """The programs alone (every transfer taking no time, in its place): two stages take more than half of one
+    stage's time and less than all of it. With the transfers, the tiny model's two stages are slower than one
+    (its programs take microseconds, as long as the rows' trips between the chips); on Qwen3.5-9B the programs
+    dominate (docs/TIMING.md, "Pipeline split")."""
+    from ttprefill.bench.ttft_pipeline import schedule_prompt, stage_programs, stage_shapes
+
+    parts, head = runs["parts"], runs["head"]
+    every_kind = frozenset({"embeddings", "gdn_checkpoint", "logits", "stage_handoff"})
+    ends = {}
+    for n in (1, 2):
+        shapes = stage_shapes(get_preset("tiny"), n)
+        programs = [[stage_programs(st, p, head if st.last and c == len(parts) - 1 else None).total_s
+                     for c, p in enumerate(parts)] for st in shapes]
+        ends[n] = schedule_prompt(shapes, parts, head, programs, "central", every_kind)[-1].makespan
+    assert ends[1] / 2 < ends[2] < ends[1]
     one, two = runs["one_stage"], runs["two_stages"]
-    assert one["ttft_s"] / 2 < two["ttft_s"] < one["ttft_s"]
     assert two["parallel"] == "pipeline" and two["mesh_timing_version"] == MESH_TIMING_VERSION
     # the first forward fills the pipeline (stage 0 on chunks 0 and 1, stage 1 on 0), each later one runs one more
     # chunk on each stage, the last one stage 1's last chunk
@@ -83,7 +93,9 @@ def test_two_stages_overlap_but_cannot_halve(runs):
     assert sum(two["by_op"].values()) == pytest.approx(two["ttft_s"], rel=1e-12)
     assert two["device_s"] == max(two["stage_busy_s"])
     assert two["bubble_s"] == pytest.approx(two["ttft_s"] - two["device_s"], rel=1e-12)
-    assert 0 < two["handoff"]["exposed_s"] <= two["handoff"]["busy_s"]
+    # what the hand-offs add can pass their own link time: stage 1's rows wait behind stage 0's transfers on the
+    # card's shared link, and stage 1 waits for its rows
+    assert two["handoff"]["exposed_s"] > 0 and two["handoff"]["busy_s"] > 0
 
 
 def _stage_seconds(parts, head, gdn: int, attention: int, last: bool) -> list[float]:

@@ -10,6 +10,7 @@ from ttprefill.device.pipeline_timing import (
     TRANSFER,
     StageRun,
     Step,
+    forward_runs,
     forward_steps,
     forward_time,
     schedule,
@@ -66,8 +67,11 @@ def test_filling_forward_waits_for_the_rows_it_hands_on():
     """The first forward: stage 0 on chunks 0 and 1 go first; stage 1 on chunk 0 can be issued only once the host
     has read chunk 0's rows from stage 0 (and then writes them down)."""
     down = HostTransfer(HANDOFF, "down", ROWS.nbytes, 2048)
-    runs = [StageRun(0, 0, 0.1, reads=(ROWS,)), StageRun(1, 0, 0.1, uploads=(down,)),
-            StageRun(0, 1, 0.1, reads=(ROWS,))]
+    made = {(0, 0): StageRun(0, 0, 0.1, reads=(ROWS,)), (1, 0): StageRun(1, 0, 0.1, uploads=(down,)),
+            (0, 1): StageRun(0, 1, 0.1, reads=(ROWS,))}
+    order = forward_runs(2, known=2, ran=[0, 0])
+    assert order == [(0, 0), (0, 1), (1, 0)]
+    runs = [made[r] for r in order]
     steps = forward_steps(runs)
     assert [s.name for s in steps if s.kind == PROGRAM] == ["s0c0", "s0c1", "s1c0"]
     t = forward_time(runs, chips=1)
@@ -95,3 +99,36 @@ def test_schedule_refuses_malformed_steps():
         schedule([Step("a", 0, TRANSFER)], chips=1)
     with pytest.raises(ValueError, match="HANDOFF upload"):
         forward_steps([StageRun(0, 0, 0.1), StageRun(1, 0, 0.1)])
+    with pytest.raises(ValueError, match="issue that run first"):
+        forward_steps([StageRun(1, 0, 0.1, uploads=(ROWS,)), StageRun(0, 0, 0.1)])
+    with pytest.raises(ValueError, match="read times"):
+        StageRun(0, 0, 0.1, reads=(ROWS,), read_after_s=(0.01, 0.02))
+    with pytest.raises(ValueError, match="inside the programs"):
+        StageRun(0, 0, 0.1, reads=(ROWS,), read_after_s=(0.2,))
+
+
+def test_each_forward_runs_every_stage_as_far_ahead_as_its_place_allows():
+    """Four stages, chunks known two ahead of the forwarded one at most: stage k runs up to 3 - k ahead, what the
+    chunks known allow, and not what it ran before; the fed runs go by wavefront (chunk + stage)."""
+    first = forward_runs(4, known=3, ran=[0, 0, 0, 0])
+    assert sorted(first) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (3, 0)]
+    assert first[:3] == [(0, 0), (0, 1), (0, 2)]  # only stage 0's input is on the host
+    assert first[3:] == [(1, 0), (1, 1), (2, 0), (1, 2), (2, 1), (3, 0)]
+    # the next forward (counted from its own chunk, known 3 ahead now): stage 0 ran two of its chunks in the first
+    # (it could not go past the chunks known then) and catches up, the others go one chunk further each
+    assert sorted(forward_runs(4, known=4, ran=[2, 2, 1, 0])) == [(0, 2), (0, 3), (1, 2), (2, 1), (3, 0)]
+
+
+def test_a_read_issued_inside_the_programs_leaves_the_link_free_for_what_follows():
+    """Two checkpoint reads issued a quarter and half-way into a stage's programs (as its GDN blocks end) are
+    done while the programs run; the rows read at the end start at once."""
+    ckpt = HostTransfer("gdn_checkpoint", "up", 1 << 20, 4096)
+    run = StageRun(0, 0, 0.2, reads=(ckpt, ckpt, ROWS), read_after_s=(0.05, 0.1, 0.2))
+    t = forward_time([run], chips=1)
+    assert t.start["s0c0:up0"] == pytest.approx(0.05)
+    assert t.start["s0c0:up1"] == pytest.approx(max(0.1, 0.05 + by_hand(ckpt)))
+    assert t.start[f"s0c0:{HANDOFF}"] == pytest.approx(0.2)
+    assert t.makespan == pytest.approx(0.2 + by_hand(ROWS))
+    assert t.stage_busy == {0: pytest.approx(0.2)}
+    after = forward_time([StageRun(0, 0, 0.2, reads=(ckpt, ckpt, ROWS))], chips=1)
+    assert after.makespan == pytest.approx(0.2 + 2 * by_hand(ckpt) + by_hand(ROWS))

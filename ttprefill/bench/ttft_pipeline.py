@@ -31,8 +31,10 @@ SCHEDULE_NOTE = (
     "the engine's forward(c) runs stage k on every chunk it has not run up to c + stages - 1 - k (the look-ahead of a "
     "lone request), each forward scheduled from the end of the one before (device/pipeline_timing.py: a program "
     "and a transfer queue per stage, the cards' PCIe links shared, the second chip of an n300 behind the first's "
-    "Ethernet); a stage's GDN checkpoint reads and its hand-off rows go up after its programs (not beside them, "
-    "as on one chip: conservative), in that order; stage 0 uploads the next chunk's embeddings beside its programs "
+    "Ethernet); the runs a forward makes are issued as the pipeline stack issues them (pipeline_timing.forward_runs: "
+    "those with their input at hand first, then the others by wavefront, each once the host holds the rows it "
+    "takes); a stage's GDN layer's checkpoint reads are issued when its GDN block is done, beside the blocks after "
+    "it (as DeviceStack issues them), the hand-off rows and the logits after all of its programs; stage 0 uploads the next chunk's embeddings beside its programs "
     "(its next run does not wait for them: they are far shorter than a chunk's programs); the DRAM traffic of the "
     "transfers beside the programs is not charged")
 
@@ -46,6 +48,7 @@ class StageShape:
     gdn: int  # GDN layers
     attention: int  # attention layers
     last: bool  # runs the head on the last chunk
+    kinds: tuple[bool, ...] = ()  # each of its layers in order: an attention layer (True) or a GDN layer
 
 
 def stage_shapes(config, stages: int) -> list[StageShape]:
@@ -53,7 +56,8 @@ def stage_shapes(config, stages: int) -> list[StageShape]:
 
     ranges = stage_layers(config.num_layers, stages)  # refuses more stages than layers
     return [StageShape(k, r, sum(1 for i in r if not config.is_attention_layer(i)),
-                       sum(1 for i in r if config.is_attention_layer(i)), k == stages - 1)
+                       sum(1 for i in r if config.is_attention_layer(i)), k == stages - 1,
+                       tuple(config.is_attention_layer(i) for i in r))
             for k, r in enumerate(ranges)]
 
 
@@ -74,16 +78,18 @@ def stage_programs(stage: StageShape, parts, head=None):
 
 
 def forward_chunks(chunks: int, stages: int) -> list[list[tuple[int, int]]]:
-    """The (stage, chunk) runs of each of the engine's forwards, in order: forward c runs on stage k every chunk
-    not run yet up to min(c + stages - 1 - k, chunks - 1)."""
-    done = [-1] * stages  # each stage's last chunk run
+    """The (stage, chunk) runs of each of the engine's forwards, in the pipeline stack's issue order
+    (pipeline_timing.forward_runs): forward c knows the chunks up to c + stages - 1 (the engine's look-ahead) and
+    runs on stage k every chunk not run yet up to min(c + stages - 1 - k, chunks - 1)."""
+    from ttprefill.device.pipeline_timing import forward_runs
+
+    last = [-1] * stages  # each stage's last chunk run
     forwards = []
     for c in range(chunks):
-        runs = []
-        for k in range(stages):
-            upto = min(c + stages - 1 - k, chunks - 1)
-            runs += [(k, j) for j in range(done[k] + 1, upto + 1)]
-            done[k] = max(done[k], upto)
+        ran = [max(0, last[k] - c + 1) for k in range(stages)]
+        runs = [(k, c + j) for k, j in forward_runs(stages, min(stages, chunks - c), ran)]
+        for k, j in runs:
+            last[k] = max(last[k], j)
         forwards.append(runs)
     return forwards
 
@@ -110,13 +116,33 @@ def stage_runs(shapes, parts, head, programs, runs, free: frozenset = frozenset(
         p, stage = parts[c], shapes[k]
         uploads = ((p.embeddings,) if c == 0 else ()) if k == 0 else (_handoff(p, "down"),)
         ahead = (parts[c + 1].embeddings,) if k == 0 and c < last_chunk else ()
-        reads = tuple(t for _ in range(stage.gdn) for t in p.checkpoint_reads + p.end_reads)
-        if k < n - 1:
-            reads += (_handoff(p, "up"),)
-        elif c == last_chunk:
-            reads += head.logits
-        out.append(StageRun(k, c, programs[k][c], uploads=timed(uploads), ahead=timed(ahead), reads=timed(reads)))
+        # each GDN layer's checkpoint reads once its GDN block is done, beside the blocks after it
+        layer_reads = p.checkpoint_reads + p.end_reads
+        reads = tuple(t for _ in range(stage.gdn) for t in layer_reads)
+        after = tuple(t for t in _gdn_blocks_done_s(stage, p) for _ in layer_reads)
+        rows = (_handoff(p, "up"),) if k < n - 1 else head.logits if c == last_chunk else ()
+        reads += rows
+        after = tuple(min(t, programs[k][c]) for t in after) + (programs[k][c],) * len(rows)
+        out.append(StageRun(k, c, programs[k][c], uploads=timed(uploads), ahead=timed(ahead), reads=timed(reads),
+                            read_after_s=after))
     return out
+
+
+def _gdn_blocks_done_s(stage: StageShape, p) -> list[float]:
+    """Seconds into a stage's programs on chunk `p` at which each of its GDN layers' GDN block is done, in layer
+    order, as DeviceStack runs them: the page table update (where the stage has attention layers), then layer by
+    layer, an attention layer's blocks or a GDN layer's GDN block and then its MLP. The edges (the lone first
+    norm, the plain last add) are counted at the end: a read issued a norm later than it could be."""
+    t = p.page_table.total_s if stage.attention else 0.0
+    done = []
+    for attention in stage.kinds:
+        if attention:
+            t += p.attention.total_s
+        else:
+            t += p.gdn.total_s
+            done.append(t)
+            t += p.gdn_mlp.total_s
+    return done
 
 
 def schedule_prompt(shapes, parts, head, programs, costs: str, free: frozenset = frozenset()) -> list:

@@ -146,11 +146,38 @@ class StageRun:
     """One stage's programs on one chunk and the host transfers around them."""
 
     stage: int
-    chunk: int  # the chunk's index in its request
+    chunk: int  # the chunk's index (in its request, or counted from the forwarded one): unique in a forward
     seconds: float  # the stage's programs on the chunk, modeled
     uploads: tuple[HostTransfer, ...] = ()  # down before the programs (a later stage's input rows: HANDOFF)
     ahead: tuple[HostTransfer, ...] = ()  # down beside the programs, for the stage's next chunk (embeddings ahead)
-    reads: tuple[HostTransfer, ...] = ()  # up after the programs (checkpoint states, logits, HANDOFF rows)
+    reads: tuple[HostTransfer, ...] = ()  # up, each once the programs up to it are done (checkpoint states, logits,
+    # HANDOFF rows)
+    # per read, the seconds into the programs at which it is issued (a GDN layer's checkpoint states once its block
+    # is done, beside the blocks after it, as DeviceStack issues them); empty: every read after all the programs
+    read_after_s: tuple[float, ...] = ()
+
+    def __post_init__(self):
+        if self.read_after_s and len(self.read_after_s) != len(self.reads):
+            raise ValueError(f"stage {self.stage} chunk {self.chunk}: {len(self.read_after_s)} read times for "
+                             f"{len(self.reads)} reads")
+        if any(not 0 <= t <= self.seconds for t in self.read_after_s):
+            raise ValueError(f"stage {self.stage} chunk {self.chunk}: a read is issued inside the programs' "
+                             f"{self.seconds} s, got {self.read_after_s}")
+
+
+def forward_runs(stages: int, known: int, ran: list[int]) -> list[tuple[int, int]]:
+    """(stage k, chunk j) of one forward's runs in the order the pipeline stack issues them; j counts from the
+    forwarded chunk (0) through the chunks known to come next (known - 1). Stage k runs every chunk it has not
+    run yet (it ran ran[k] of them ahead in earlier forwards) up to stages - 1 - k ahead. Issue order: first the
+    runs whose input is on the host or the device already, then those fed by another run of this forward by
+    wavefront (j + k), so that while the host waits for one stage's rows the stages behind it are already
+    issued."""
+    if known < 1 or len(ran) != stages:
+        raise ValueError(f"a forward knows at least its own chunk and how far each of the {stages} stages ran; "
+                         f"got {known} chunks and {ran}")
+    runs = [(k, j) for k in range(stages) for j in range(ran[k], min(stages - 1 - k, known - 1) + 1)]
+    here = set(runs)
+    return sorted(runs, key=lambda r: (r[0] > 0 and (r[0] - 1, r[1]) in here, r[0] + r[1], r[0]))
 
 
 def _name(stage: int, chunk: int) -> str:
@@ -158,30 +185,40 @@ def _name(stage: int, chunk: int) -> str:
 
 
 def forward_steps(runs: list[StageRun]) -> list[Step]:
-    """The steps of one forward's stage runs, in the order the pipeline stack issues them: first the runs whose
-    input is on the device or the host already (by chunk, then stage), then those that take rows another run of
-    this forward produces, each once the host has read them (host_waits)."""
+    """The steps of one forward's stage runs, issued in the order given (forward_runs'): a run fed by another run
+    of this forward is issued once the host has read that run's rows (host_waits), so it must come after it. A
+    run's programs are steps split where its reads are issued (read_after_s), so each read waits only for the
+    programs before it."""
     here = {(r.stage, r.chunk) for r in runs}
     if len(here) != len(runs):
         raise ValueError("a forward runs each stage on a chunk at most once")
-
-    def fed_here(r: StageRun) -> bool:
-        return r.stage > 0 and (r.stage - 1, r.chunk) in here
-
+    issued: set[tuple[int, int]] = set()
     steps: list[Step] = []
-    for r in sorted(runs, key=lambda r: (fed_here(r), r.chunk, r.stage)):
+    for r in runs:
         name = _name(r.stage, r.chunk)
-        waits = (f"{_name(r.stage - 1, r.chunk)}:{HANDOFF}",) if fed_here(r) else ()
-        if waits and not any(t.kind == HANDOFF for t in r.uploads):
+        fed = r.stage > 0 and (r.stage - 1, r.chunk) in here
+        if fed and (r.stage - 1, r.chunk) not in issued:
+            raise ValueError(f"stage {r.stage} takes chunk {r.chunk}'s rows from stage {r.stage - 1} in this forward: "
+                             "issue that run first")
+        if fed and not any(t.kind == HANDOFF for t in r.uploads):
             raise ValueError(f"stage {r.stage} takes chunk {r.chunk}'s rows from stage {r.stage - 1} in this "
                              "forward: give its run the HANDOFF upload")
+        waits = (f"{_name(r.stage - 1, r.chunk)}:{HANDOFF}",) if fed else ()
         downs = [Step(f"{name}:down{i}", r.stage, TRANSFER, transfer=t, host_waits=waits if t.kind == HANDOFF else ())
                  for i, t in enumerate(r.uploads)]
         steps += downs
-        steps.append(Step(name, r.stage, PROGRAM, r.seconds, deps=tuple(d.name for d in downs)))
-        steps += [Step(f"{name}:ahead{i}", r.stage, TRANSFER, transfer=t) for i, t in enumerate(r.ahead)]
-        steps += [Step(f"{name}:{HANDOFF}" if t.kind == HANDOFF else f"{name}:up{i}", r.stage, TRANSFER,
-                       transfer=t, deps=(name,)) for i, t in enumerate(r.reads)]
+        after = r.read_after_s or (r.seconds,) * len(r.reads)
+        cuts = sorted({t for t in after if t < r.seconds})
+        bounds = list(zip([0.0] + cuts, cuts + [r.seconds]))
+        pieces = [f"{name}@{i}" for i in range(len(bounds) - 1)] + [name]  # the last piece carries the run's name
+        for i, (piece, (b, e)) in enumerate(zip(pieces, bounds)):
+            steps.append(Step(piece, r.stage, PROGRAM, e - b, deps=tuple(d.name for d in downs) if i == 0 else ()))
+            if i == 0:
+                steps += [Step(f"{name}:ahead{n}", r.stage, TRANSFER, transfer=t) for n, t in enumerate(r.ahead)]
+            steps += [Step(f"{name}:{HANDOFF}" if t.kind == HANDOFF else f"{name}:up{n}", r.stage, TRANSFER,
+                           transfer=t, deps=(piece,))
+                      for n, (t, at) in enumerate(zip(r.reads, after)) if min(at, r.seconds) == e]
+        issued.add((r.stage, r.chunk))
     return steps
 
 

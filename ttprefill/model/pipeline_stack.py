@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from ttprefill.device.host_link import HostTransfer
-from ttprefill.device.pipeline_timing import HANDOFF, StageRun, forward_time
+from ttprefill.device.pipeline_timing import HANDOFF, StageRun, forward_runs, forward_time
 from ttprefill.device.program import DataFormat
 from ttprefill.hw import TILE
 from ttprefill.model.config import ModelConfig
@@ -186,24 +186,26 @@ class PipelineStack:
         return self._collect(state, request, wanted[0])
 
     def _runs(self, request: _Request, wanted: list[UpcomingChunk]) -> list[tuple[int, int]]:
-        """(stage, index into wanted) of the runs this forward makes, in issue order (forward_steps'): stage k
-        runs wanted[j] for j < stages - k that it has not run yet."""
-        n = len(self.stages)
-        runs = []
-        for k in range(n):
-            for j, chunk in enumerate(wanted[:n - k]):
-                ran = request.ran[k].get(chunk.context.start)
-                if ran is not None and not _same_chunk(ran.chunk, chunk):
+        """(stage, index into wanted) of the runs this forward makes, in issue order (pipeline_timing.forward_runs);
+        refuses, before anything runs, a forward whose chunks are not those a stage ran ahead."""
+        ran = []
+        for k, part in enumerate(request.stage_states):
+            done = 0
+            for chunk in wanted:
+                held = request.ran[k].get(chunk.context.start)
+                if held is None:
+                    break
+                if not _same_chunk(held.chunk, chunk):
                     raise DeviceStackError(
                         f"stage {k} ran ahead a different chunk at position {chunk.context.start} than the one now "
                         "forwarded: the engine's look-ahead and its scheduler disagree (nothing was run)")
-                if ran is None and chunk.context.start >= request.stage_states[k].num_tokens:
-                    runs.append((k, j))
-                elif ran is None:
-                    raise DeviceStackError(f"stage {k} is at position {request.stage_states[k].num_tokens}, past "
-                                           f"the chunk at {chunk.context.start} it has no run of")
-        here = set(runs)
-        return sorted(runs, key=lambda r: (r[0] > 0 and (r[0] - 1, r[1]) in here, r[1], r[0]))
+                done += 1
+            position = wanted[done].context.start if done < len(wanted) else wanted[-1].context.end
+            if done < len(wanted) and part.num_tokens != position:
+                raise DeviceStackError(f"stage {k} is at position {part.num_tokens}, not at the chunk at {position} "
+                                       "it would run next (nothing was run)")
+            ran.append(done)
+        return forward_runs(len(self.stages), len(wanted), ran)
 
     def _run(self, request: _Request, k: int, wanted: list[UpcomingChunk], j: int) -> StageRun:
         """Stage k on wanted[j]; keeps its results for the forward of that chunk and returns its timing."""
@@ -221,7 +223,7 @@ class PipelineStack:
         request.ran[k][start] = _Ran(chunk, part.checkpoints, end, out)
         part.checkpoints = {}
         handoff = -(-T // TILE) * -(-self.config.hidden_size // TILE) * BF16.tile_bytes  # bf16 tiles of the rows
-        return StageRun(k, start, seconds,
+        return StageRun(k, j, seconds,
                         uploads=(HostTransfer(HANDOFF, "down", handoff, BF16.tile_bytes),) if k > 0 else (),
                         reads=(HostTransfer(HANDOFF, "up", handoff, BF16.tile_bytes),) if k < len(self.stages) - 1
                         else ())
