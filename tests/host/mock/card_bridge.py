@@ -11,6 +11,12 @@ BridgeTensors is rebuilt on the server around the TTTensors they stand for (a pl
 bridge, a view of a tensor's rows from TTDevice.view_rows, crosses either way as its description). Arrays cross as raw bytes (the two
 environments' numpy versions pickle arrays differently).
 
+Devices cross as handles too: the server keeps every TTDevice it has handed out (the one it opened, and the
+one-chip stage devices TTDevice.stage_devices makes of it), and each request names the device it is made of.
+The client holds one CardBridge per device, all on the one server process: a stage device comes back from
+stage_devices() as a CardBridge over that stage's TTDevice, and a tensor comes back as a BridgeTensor of the
+CardBridge of the device that made it.
+
     python card_bridge.py READ_FD WRITE_FD ROWSxCOLS TOPOLOGY     (the server; CardBridge starts it)
 """
 
@@ -105,54 +111,71 @@ class _Server:
 
         self.device = TTDevice(mesh_shape, topology=topology)
         self.fabric_when_open = str(self.device._ttnn.get_fabric_config())
-        self._tensor_type = TTTensor
+        self._tensor_type, self._device_type = TTTensor, TTDevice
         self.tensors: dict[int, object] = {}  # handle -> TTTensor
+        self.devices: dict[int, object] = {}  # handle -> TTDevice: the one opened and every stage device handed out
+        self.device_handle(self.device)
+
+    def device_handle(self, device) -> int:
+        handle = id(device)
+        self.devices[handle] = device
+        return handle
 
     def tensor_id(self, obj):
-        if isinstance(obj, DeviceTensor) and type(obj) is DeviceTensor and obj.device is self.device:
-            return ("view", obj.shape, int(obj.data_format), obj.address)  # a view of a tensor's rows
+        if isinstance(obj, self._device_type):
+            return ("device", self.device_handle(obj), obj.capabilities)
+        if type(obj) is DeviceTensor and id(obj.device) in self.devices:
+            # a view of a tensor's rows
+            return ("view", id(obj.device), obj.shape, int(obj.data_format), obj.address)
         if not isinstance(obj, self._tensor_type):
             return None
         handle = id(obj)
         self.tensors[handle] = obj
         accessor = None if obj.freed else obj.accessor_args()
-        return ("tensor", handle, obj.shape, int(obj.data_format), obj.address, obj.placements, accessor, obj.freed)
+        return ("tensor", handle, self.device_handle(obj.device), obj.shape, int(obj.data_format), obj.address,
+                obj.placements, accessor, obj.freed)
 
     def load_tensor(self, pid):
+        if pid[0] == "device":
+            return self.devices[pid[1]]
         if pid[0] == "view":  # a view of a tensor's first rows, made on the client (the card resolves it)
-            _, shape, fmt, address = pid
-            return DeviceTensor(tuple(shape), DataFormat(fmt), address, self.device)
+            _, device, shape, fmt, address = pid
+            return DeviceTensor(tuple(shape), DataFormat(fmt), address, self.devices[device])
         return self.tensors[pid[1]]
 
     def per_chip_shapes(self, tensor) -> list[list[int]]:
         """Each chip's shape as ttnn reports it (ttnn.get_device_tensors)."""
-        ttnn = self.device._ttnn
-        if self.device.num_chips == 1:
+        ttnn = tensor.device._ttnn
+        if tensor.device.num_chips == 1:
             return [list(tensor.ttnn_tensor.shape)]
         return [list(s.shape) for s in ttnn.get_device_tensors(tensor.ttnn_tensor)]
 
     def handle(self, request):
-        kind, name, args, kwargs = request
+        kind, device, name, args, kwargs = request
         if kind == "per_chip_shapes":
             return self.per_chip_shapes(*args)
+        if kind == "chip_ids":  # the ttnn device ids of the chips the device drives
+            return [int(c) for c in device.mesh.get_device_ids()]
         if kind == "forget":
             self.tensors.pop(args[0], None)
             return None
-        value = getattr(self.device, name)
+        value = getattr(device, name)
         if kind == "call":
             return value(*args, **kwargs)
         return ("callable", None) if callable(value) else ("value", value)
 
     def serve(self, read_fd: int, write_fd: int) -> None:
-        _send(write_fd, ("ok", self.device.capabilities), self.tensor_id)
+        _send(write_fd, ("ok", (id(self.device), self.device.capabilities)), self.tensor_id)
         while True:
             try:
                 request = _receive(read_fd, self.load_tensor)
             except EOFError:
                 break
-            if request[0] == "close":  # TTDevice.close; the reply says what ttnn holds afterwards
+            if request[0] == "close":  # the opened TTDevice's close; the reply says what ttnn holds afterwards
                 self.device.close()
+                stages = [d for d in self.devices.values() if d is not self.device]  # stage devices handed out
                 closed = {"fabric_when_open": self.fabric_when_open, "mesh_open": not self.device.closed,
+                          "stage_meshes_open": [not d.closed for d in stages],
                           "fabric_after_close": str(self.device._ttnn.get_fabric_config())}
                 _send(write_fd, ("ok", closed), self.tensor_id)
                 break
@@ -197,8 +220,72 @@ class BridgeError(RuntimeError):
 _BUILTIN_ERRORS = {e.__name__: e for e in (ValueError, TypeError, RuntimeError, KeyError, NotImplementedError)}
 
 
+class _Link:
+    """The client's end of the pipes to one server: what crosses them, and the CardBridge and BridgeTensor standing
+    for each device and tensor the server has handed out, by handle."""
+
+    def __init__(self, proc: subprocess.Popen, write_fd: int, read_fd: int):
+        self.proc, self.write_fd, self.read_fd = proc, write_fd, read_fd
+        self.devices: dict[int, CardBridge] = {}
+        self.tensors: dict[int, BridgeTensor] = {}
+        self.kinds: dict[str, str] = {}  # TTDevice attribute -> "callable" or "value" (the same for every device)
+
+    def tensor_id(self, obj):
+        if isinstance(obj, CardBridge) and obj._link is self:
+            return ("device", obj._handle)
+        if isinstance(obj, BridgeTensor):
+            return ("tensor", obj.handle)
+        if isinstance(obj, DeviceTensor) and isinstance(obj.device, CardBridge) and obj.device._link is self:
+            return ("view", obj.device._handle, obj.shape, int(obj.data_format), obj.address)  # a view of rows
+        return None
+
+    def load(self, pid):
+        if pid[0] == "device":
+            _, handle, capabilities = pid
+            return self.devices.get(handle) or CardBridge._over(self, handle, capabilities)
+        if pid[0] == "view":
+            _, device, shape, fmt, address = pid
+            return DeviceTensor(tuple(shape), DataFormat(fmt), address, self.devices[device])
+        _, handle, device, shape, fmt, address, placements, accessor, freed = pid
+        t = self.tensors.get(handle)
+        if t is None or t.freed:
+            t = BridgeTensor(tuple(shape), DataFormat(fmt), address, self.devices[device], handle=handle,
+                             placements=placements, accessor=accessor or [])
+            self.tensors[handle] = t
+        t.placements, t.freed = placements, freed
+        return t
+
+    def reply(self):
+        reply = _receive(self.read_fd, self.load)
+        if reply[0] == "ok":
+            return reply[1]
+        _, name, message, remote_traceback = reply
+        error = _BUILTIN_ERRORS.get(name, BridgeError)
+        raise error(message if error is not BridgeError else f"{name}: {message}\n{remote_traceback}")
+
+    def request(self, *request):
+        if self.proc is None:
+            raise RuntimeError("the card bridge is closed (the device that opened it was closed): open a new "
+                               "CardBridge")
+        _send(self.write_fd, request, self.tensor_id)
+        return self.reply()
+
+    def close(self, opener: "CardBridge"):
+        """Closes the server's opened TTDevice (and with it its stage devices), then the server; what it reports."""
+        if self.proc is None:
+            return None
+        try:
+            return self.request("close", opener, "", (), {})
+        finally:
+            os.close(self.write_fd)
+            os.close(self.read_fd)
+            self.proc.wait(timeout=60)
+            self.proc = None
+
+
 class CardBridge:
-    """TTDevice's surface, made by a TTDevice in a server process (see the module docstring)."""
+    """TTDevice's surface, made by a TTDevice in a server process (see the module docstring): the device the server
+    opened (this constructor), or one of its stage devices (what stage_devices() returns)."""
 
     def __init__(self, mesh_shape: tuple[int, int] = (1, 1), topology: str = "line", *, python: str | None = None,
                  env: dict | None = None):
@@ -209,60 +296,42 @@ class CardBridge:
         to_server_r, to_server_w = os.pipe()
         from_server_r, from_server_w = os.pipe()
         mesh = f"{mesh_shape[0]}x{mesh_shape[1]}"
-        self._proc = subprocess.Popen([python, __file__, str(to_server_r), str(from_server_w), mesh, topology],
-                                      pass_fds=(to_server_r, from_server_w), env=env)
+        proc = subprocess.Popen([python, __file__, str(to_server_r), str(from_server_w), mesh, topology],
+                                pass_fds=(to_server_r, from_server_w), env=env)
         os.close(to_server_r)
         os.close(from_server_w)
-        self._write, self._read = to_server_w, from_server_r
-        self._tensors: dict[int, BridgeTensor] = {}
-        self._kinds: dict[str, str] = {}
-        self.capabilities = self._reply()
+        link = _Link(proc, to_server_w, from_server_r)
+        handle, capabilities = link.reply()
+        self._attach(link, handle, capabilities, opener=True)
+
+    @classmethod
+    def _over(cls, link: _Link, handle: int, capabilities) -> "CardBridge":
+        """The CardBridge of a device the server handed out (a stage device), on the same server."""
+        bridge = cls.__new__(cls)
+        bridge._attach(link, handle, capabilities, opener=False)
+        return bridge
+
+    def _attach(self, link: _Link, handle: int, capabilities, *, opener: bool) -> None:
+        self._link, self._handle, self._opener = link, handle, opener
+        self.capabilities = capabilities
         self.grid = (GRID_X, GRID_Y)
+        link.devices[handle] = self
 
-    # ---- wire
-    def _tensor_id(self, obj):
-        if isinstance(obj, BridgeTensor):
-            return ("tensor", obj.handle)
-        if isinstance(obj, DeviceTensor) and obj.device is self:  # a view the client made of a tensor's rows
-            return ("view", obj.shape, int(obj.data_format), obj.address)
-        return None
-
-    def _load_tensor(self, pid):
-        if pid[0] == "view":
-            _, shape, fmt, address = pid
-            return DeviceTensor(tuple(shape), DataFormat(fmt), address, self)
-        _, handle, shape, fmt, address, placements, accessor, freed = pid
-        t = self._tensors.get(handle)
-        if t is None or t.freed:
-            t = BridgeTensor(tuple(shape), DataFormat(fmt), address, self, handle=handle, placements=placements,
-                             accessor=accessor or [])
-            self._tensors[handle] = t
-        t.placements, t.freed = placements, freed
-        return t
-
-    def _reply(self):
-        reply = _receive(self._read, self._load_tensor)
-        if reply[0] == "ok":
-            return reply[1]
-        _, name, message, remote_traceback = reply
-        error = _BUILTIN_ERRORS.get(name, BridgeError)
-        raise error(message if error is not BridgeError else f"{name}: {message}\n{remote_traceback}")
-
-    def _request(self, *request):
-        _send(self._write, request, self._tensor_id)
-        return self._reply()
+    def _request(self, kind: str, name: str, args: tuple, kwargs: dict):
+        return self._link.request(kind, self, name, args, kwargs)
 
     # ---- TTDevice's surface
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        kind = self._kinds.get(name)
+        kinds = self._link.kinds
+        kind = kinds.get(name)
         if kind is None:
             try:
                 kind, value = self._request("attr", name, (), {})
             except BridgeError as e:
                 raise AttributeError(name) from e
-            self._kinds[name] = kind
+            kinds[name] = kind
             if kind == "value":
                 return value
         if kind == "value":
@@ -272,23 +341,26 @@ class CardBridge:
     def free(self, tensor) -> None:
         self._request("call", "free", (tensor,), {})
         tensor.freed = True
-        self._tensors.pop(tensor.handle, None)
+        self._link.tensors.pop(tensor.handle, None)
         self._request("forget", "", (tensor.handle,), {})
 
     def per_chip_shapes(self, tensor) -> list[list[int]]:
         return self._request("per_chip_shapes", "", (tensor,), {})
 
+    def chip_ids(self) -> list[int]:
+        """The ttnn device ids of the chips this device drives (its mesh's get_device_ids())."""
+        return self._request("chip_ids", "", (), {})
+
     def close(self) -> None:
-        """Closes the server's TTDevice (once); closed_state: the fabric it opened with, whether its mesh is
-        still open and the fabric configuration afterwards, as the server's ttnn reports them."""
-        if self._proc is not None:
-            try:
-                self.closed_state = self._request("close", "", (), {})
-            finally:
-                os.close(self._write)
-                os.close(self._read)
-                self._proc.wait(timeout=60)
-                self._proc = None
+        """The opened device: closes the server's TTDevice (once; its stage devices with it) and the server;
+        closed_state: the fabric it opened with, whether its mesh and its stage devices' are still open and the
+        fabric configuration afterwards, as the server's ttnn reports them. A stage device: its close()."""
+        if not self._opener:
+            self._request("call", "close", (), {})
+            return
+        closed = self._link.close(self)
+        if closed is not None:
+            self.closed_state = closed
 
     def __enter__(self) -> "CardBridge":
         return self
@@ -306,11 +378,12 @@ def _forward(name: str):
     return method
 
 
-# The executor surface the device stack and MeshSplit call (device/executor.py, device/mesh.py's SimMesh), as
-# methods of the class so that callers (and the tests' counters) see them like TTDevice's own.
+# The executor surface the device stack, MeshSplit and the pipeline stack call (device/executor.py, device/mesh.py's
+# SimMesh, TTDevice.stage_devices), as methods of the class so that callers (and the tests' counters) see them like
+# TTDevice's own.
 FORWARDED = ("allocate", "upload", "write", "download", "download_shards", "read_pages", "write_pages",
              "write_shard", "read_shard_pages", "run", "run_per_chip", "all_gather", "reduce_scatter", "all_reduce",
-             "worker_noc_coord", "view_rows")
+             "worker_noc_coord", "view_rows", "stage_devices")
 for _name in FORWARDED:
     setattr(CardBridge, _name, _forward(_name))
 

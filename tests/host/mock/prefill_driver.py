@@ -14,6 +14,13 @@ the shape or byte count that came back), and the per-chip shapes of each tensor 
 built (weights, K/V pools), as the executor itself reports them: ttnn.get_device_tensors on the card path,
 each simulated chip's shard on the simulator.
 
+With --parallel pipeline (a FLAG) the model runs as one one-chip device stack per chip, on the stage devices
+model/pipeline_stack.stage_devices gives: a program or read made on a stage device is recorded with the chip that
+device drives, as its executor says (the ttnn device id of a card stage's one-chip submesh, the index of a
+simulated chip in its SimMesh), as a last entry; a dispatch or read on the device the CLI opened has none. Every
+device stack built is recorded in "stacks", with its chip (None for the opened device) and held tensors; "held"
+is the last one's.
+
 Both run in the main .venv (the engine needs torch). "sim" runs the simulator's SimMesh; "tt" runs TTDevice in
 the ttnn environment behind card_bridge.py (its python named by $TTPREFILL_BRIDGE_PYTHON; on a card, or on
 ttnn's mock cluster when test_mock_prefill.py starts this in mock_env's environment). The test compares the
@@ -30,8 +37,15 @@ import time
 import traceback
 from pathlib import Path
 
-RECORD: dict = {"events": [], "held": None}
+RECORD: dict = {"events": [], "held": None, "stacks": []}
 _depth = [0]
+STAGE_CHIPS: dict[int, int] = {}  # id(stage device) -> the chip it drives (record_stage_chips)
+
+
+def _on_chip(device) -> list[int]:
+    """What an event on `device` ends with: [its chip] for a stage device, nothing for the opened device."""
+    chip = STAGE_CHIPS.get(id(device))
+    return [] if chip is None else [chip]
 
 
 def _per_chip_shapes(t) -> list[list[int]]:
@@ -69,7 +83,7 @@ def _wrap_dispatch(cls, name: str):
         if _depth[0] == 0:  # SimMesh.run calls run_per_chip: one dispatch
             program = args[0]
             label = program.name if hasattr(program, "name") else kwargs.get("name") or (args[1] if len(args) > 1 else "")
-            RECORD["events"].append(["program", name, label])
+            RECORD["events"].append(["program", name, label, *_on_chip(self)])
         return report
 
     setattr(cls, name, counted)
@@ -102,7 +116,8 @@ def _wrap_read(cls, name: str):
             _depth[0] -= 1
         if _depth[0] == 0:  # a read made by another read (read_pages downloads) is the same read
             got = [list(a.shape) for a in out] if isinstance(out, list) else list(out.shape)
-            RECORD["events"].append(["read", name, list(tensor.shape), [int(a) for a in args], got])
+            RECORD["events"].append(["read", name, list(tensor.shape), [int(a) for a in args], got,
+                                     *_on_chip(self)])
         return out
 
     setattr(cls, name, counted)
@@ -142,8 +157,29 @@ def record_held() -> None:
         held = [_per_chip_shapes(t) for w in stack.src.tensors for t in _tensors_of(w)]
         held += [_per_chip_shapes(t) for cache in stack.kv.values() for t in (cache.k_pool, cache.v_pool)]
         RECORD["held"] = held
+        RECORD["stacks"].append({"chip": STAGE_CHIPS.get(id(stack.device)), "held": held})
 
     device_stack.DeviceStack.__init__ = built
+
+
+def record_stage_chips() -> None:
+    """Note the chip each stage device of a pipeline drives, as its executor says: a card stage's one-chip submesh
+    its ttnn device id (the card bridge asks the server), a simulated chip its index among its SimMesh's chips."""
+    from ttprefill.model import pipeline_stack
+
+    stage_devices = pipeline_stack.stage_devices
+
+    def noted(device):
+        stages = stage_devices(device)
+        if len(stages) > 1:  # one chip: the opened device itself is its one stage
+            for stage in stages:
+                chips = stage.chip_ids() if hasattr(stage, "chip_ids") else [device.chips.index(stage)]
+                if len(chips) != 1:
+                    raise RuntimeError(f"a stage device drives chips {chips}; one was expected")
+                STAGE_CHIPS[id(stage)] = chips[0]
+        return stages
+
+    pipeline_stack.stage_devices = noted
 
 
 def register_tiny_8way() -> None:
@@ -192,6 +228,7 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
         tt_device.TTDevice = executor_cls
     instrument(executor_cls)
     record_held()
+    record_stage_chips()
     report: dict = {"backend": backend, "mesh": mesh}
     out, err = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()

@@ -247,5 +247,6 @@ def test_the_card_is_closed_after_the_prefill(runs):
     case = runs["case"]
     fabric = "FabricConfig.DISABLED" if case.chips == 1 else "FabricConfig.FABRIC_1D"
     assert [e for e in runs["tt"]["events"] if e[0] == "close"] == [
-        ["close", {"fabric_when_open": fabric, "mesh_open": False, "fabric_after_close": "FabricConfig.DISABLED"}]]
+        ["close", {"fabric_when_open": fabric, "mesh_open": False, "stage_meshes_open": [],
+                   "fabric_after_close": "FabricConfig.DISABLED"}]]
     assert runs["tt"]["events"][-1][0] == "close"

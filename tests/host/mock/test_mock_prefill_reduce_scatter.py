@@ -134,7 +134,7 @@ def test_the_mesh_opens_with_the_topologys_fabric_and_the_cli_closes_it(runs):
     case = runs["case"]
     closes = [e for e in runs["tt"]["events"] if e[0] == "close"]
     assert closes == [["close", {"fabric_when_open": FABRICS[case.topology], "mesh_open": False,
-                                 "fabric_after_close": "FabricConfig.DISABLED"}]]
+                                 "stage_meshes_open": [], "fabric_after_close": "FabricConfig.DISABLED"}]]
     assert runs["tt"]["events"][-1][0] == "close"  # after the last read
 
 
@@ -150,5 +150,5 @@ def test_a_prefill_that_fails_with_the_mesh_open_still_closes_it(tmp_path):
     assert report["exit_code"] == 2 and "cache budget" in report["stderr"], report["stderr"]
     assert [e for e in report["events"] if e[0] != "close"] == []  # nothing ran
     assert [e for e in report["events"] if e[0] == "close"] == [
-        ["close", {"fabric_when_open": FABRICS["line"], "mesh_open": False,
+        ["close", {"fabric_when_open": FABRICS["line"], "mesh_open": False, "stage_meshes_open": [],
                    "fabric_after_close": "FabricConfig.DISABLED"}]]
