@@ -153,3 +153,20 @@ def test_prefill_cli_runs_the_pipeline(tmp_path, capsys, runs):
     out = json.loads(capsys.readouterr().out)
     assert out["parallel"] == "pipeline" and out["stages"] == [[r.start, r.stop] for r in stage_layers(TINY.num_layers, 2)]
     assert np.array_equal(np.asarray(out["last_logits"], np.float32), runs["pipeline"][0].last_logits)
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--scheme", "all_reduce"], "--scheme sets a tensor-parallel split's collectives"),
+    (["--collective-dtype", "bfp8"], "--collective-dtype sets a tensor-parallel split's collectives"),
+    (["--micro-batches", "2"], "micro_batches 2 hides a tensor-parallel split's collectives"),
+    (["--mesh", "1x8"], "8 stages for 4 layers"),
+])
+def test_prefill_cli_refuses_what_does_not_apply_to_the_pipeline(tmp_path, capsys, extra, words):
+    from ttprefill.cli import main
+
+    (tmp_path / "tokens.txt").write_text("1 2 3")
+    args = ["prefill", "--model", "tiny", "--tokens", str(tmp_path / "tokens.txt"), "--mesh", "1x2",
+            "--parallel", "pipeline", "--json"]
+    assert main(args + extra) == 2
+    out, err = capsys.readouterr()
+    assert words in err and not out

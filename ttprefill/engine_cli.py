@@ -145,6 +145,7 @@ def check_topology(mesh: tuple[int, int], topology: str) -> None:
 def prefill_main(args) -> int:
     # Errors propagate to the CLI's one error path (cli.main): a message, exit status 2.
     from ttprefill.engine import DEVICE_BACKENDS, check_memory_plan
+    from ttprefill.model.pipeline_split import PIPELINE, check_pipeline_settings, stage_layers
 
     tokens = read_tokens(args)
     options = engine_options(args)
@@ -156,8 +157,15 @@ def prefill_main(args) -> int:
     topology = getattr(args, "topology", None) or LINE
     check_topology(mesh, topology)
 
+    pipeline = options.parallel == PIPELINE
+    if pipeline:
+        check_pipeline_settings(getattr(args, "micro_batches", None), "none", getattr(args, "scheme", None),
+                                getattr(args, "collective_dtype", None))
+
     def before_weights(config):
-        if chips > 1:
+        if chips > 1 and pipeline:
+            stage_layers(config.num_layers, chips)  # more chips than layers is refused with the sizes that work
+        elif chips > 1:
             from ttprefill.model.tensor_parallel import TensorParallelPlan
 
             TensorParallelPlan(config, chips)  # a model the mesh cannot split is refused with the sizes that work

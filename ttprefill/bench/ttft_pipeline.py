@@ -160,21 +160,13 @@ def schedule_prompt(shapes, parts, head, programs, costs: str, free: frozenset =
 
 def check_pipeline_bench(mesh, micro_batches: int | None = None, fused_collectives: str = "none", scheme=None,
                          collective_dtype=None) -> None:
-    """Refuses the tensor-parallel split's settings with --parallel pipeline: they do not apply to it."""
+    """Refuses a mesh without chips and the tensor-parallel split's settings with --parallel pipeline."""
+    from ttprefill.model.pipeline_split import check_pipeline_settings
+
     rows, cols = mesh
     if rows < 1 or cols < 1:
         raise ValueError(f"--mesh {rows}x{cols}: give at least one chip a side")
-    if micro_batches is not None and micro_batches > 1:
-        raise ValueError("--micro-batches 2 hides a tensor-parallel split's collectives; the pipeline split has none: "
-                         "leave it out with --parallel pipeline")
-    if fused_collectives != "none":
-        raise ValueError(f"--fused-collectives {fused_collectives} times a tensor-parallel split's matmul + "
-                         "collective pairs; the pipeline split has no collectives: leave it out with --parallel "
-                         "pipeline")
-    for flag, value in (("--scheme", scheme), ("--collective-dtype", collective_dtype)):
-        if value is not None:
-            raise ValueError(f"{flag} sets a tensor-parallel split's collectives; the pipeline split has none: "
-                             "leave it out with --parallel pipeline")
+    check_pipeline_settings(micro_batches, fused_collectives, scheme, collective_dtype)
 
 
 def pipeline_ttft_bench(model: str, seq: int, mesh: tuple[int, int], weight_format: str | None = None,

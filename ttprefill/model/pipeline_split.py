@@ -42,3 +42,20 @@ def stage_layers(num_layers: int, stages: int) -> list[range]:
         ranges.append(range(start, start + n))
         start += n
     return ranges
+
+
+def check_pipeline_settings(micro_batches: int | None = None, fused_collectives: str = "none", scheme=None,
+                            collective_dtype=None) -> None:
+    """Refuses, naming the flag, a tensor-parallel split's setting given with the pipeline split (None: not
+    given): the pipeline split has no collectives for them to shape."""
+    if micro_batches is not None and micro_batches > 1:
+        raise PipelineSplitError("--micro-batches 2 hides a tensor-parallel split's collectives; the pipeline split "
+                                 "has none: leave it out with --parallel pipeline")
+    if fused_collectives != "none":
+        raise PipelineSplitError(f"--fused-collectives {fused_collectives} times a tensor-parallel split's matmul + "
+                                 "collective pairs; the pipeline split has no collectives: leave it out with "
+                                 "--parallel pipeline")
+    for flag, value in (("--scheme", scheme), ("--collective-dtype", collective_dtype)):
+        if value is not None:
+            raise PipelineSplitError(f"{flag} sets a tensor-parallel split's collectives; the pipeline split has "
+                                     "none: leave it out with --parallel pipeline")
