@@ -17,24 +17,24 @@ GB = 1e9
 
 
 def _qwen35_9b_tiles():
-    """(matrix tiles, bf16 vector/conv tiles) of Qwen3.5-9B without the embedding."""
+    """(matrix tiles, fp32 vector/conv tiles) of Qwen3.5-9B without the embedding."""
     t = lambda rows, cols: (rows // 32) * (cols // 32)  # noqa: E731 - every dimension here is a multiple of 32
     gdn = t(2 * 16 * 128 + 32 * 128, 4096) + t(4096, 4096) + 2 * t(32, 4096) + t(4096, 4096)
     attention = t(16 * 2 * 256, 4096) + 2 * t(4 * 256, 4096) + t(4096, 16 * 256)
     mlp = 3 * t(12288, 4096)
     lm_head = t(248320, 4096)
     matrices = 24 * gdn + 8 * attention + 32 * mlp + lm_head
-    # Vectors as one padded tile row each: 2 layer norms of 4096 (128 tiles each) per layer and the final one;
-    # GDN: conv taps (4 rows x 8192 channels: 256 tiles), A_log and dt_bias (1 tile each), the gated norm (4);
-    # attention: q_norm and k_norm of 256 (8 tiles each).
-    vectors = 32 * 2 * 128 + 128 + 24 * (256 + 1 + 1 + 4) + 8 * (8 + 8)
+    # Vectors as one row-broadcast tile row each: 2 layer norms of 4096 (128 tiles each) per layer and the final
+    # one; GDN: conv taps (each of the 4 taps a tile row of 8192 channels: 4 x 256 tiles), A_log and dt_bias
+    # (1 tile each), the gated norm (4); attention: q_norm and k_norm of 256 (8 tiles each).
+    vectors = 32 * 2 * 128 + 128 + 24 * (4 * 256 + 1 + 1 + 4) + 8 * (8 + 8)
     return matrices, vectors
 
 
 @pytest.mark.parametrize("fmt,tile_bytes", [("bf16", 2048), ("bfp8", 1088)])
 def test_weight_bytes_of_qwen35_9b_from_its_published_shapes(fmt, tile_bytes):
     matrices, vectors = _qwen35_9b_tiles()
-    assert weight_bytes(get_preset("qwen3.5-9b"), fmt) == matrices * tile_bytes + vectors * 2048
+    assert weight_bytes(get_preset("qwen3.5-9b"), fmt) == matrices * tile_bytes + vectors * 4096  # fp32 tiles
 
 
 def test_gdn_states_are_a_ping_pong_pair_of_fp32_recurrent_and_bf16_conv_per_gdn_layer():
@@ -68,7 +68,7 @@ def test_9b_needs_bfp8_weights_on_one_chip():
     with pytest.raises(MemoryPlanError) as e:
         plan_memory(config, weight_format="bf16", cache_budget_bytes=kv_32k, chunk_tokens=2048).check()
     message = str(e.value)
-    assert "does not fit" in message and "bfp8 weights" in message and "weights 15.9" in message
+    assert "does not fit" in message and "bfp8 weights" in message and "weights 16.01" in message
     plan = plan_memory(config, weight_format="bfp8", cache_budget_bytes=kv_32k, chunk_tokens=2048).check()
     assert plan.fits and plan.total <= DRAM_BYTES_PER_CHIP
 
@@ -252,3 +252,20 @@ def test_a_chunks_activations_on_a_mesh_are_what_each_chip_allocates_at_its_peak
     # tiny's widths are whole tiles and its attention rows a head the chunk's tile rows, so the count is exact;
     # a tolerance would hide the schemes' difference (on 2x2 32 KB, under 3%)
     assert planned == measured[0], (planned, measured[0])
+
+
+@pytest.mark.parametrize("fmt", ["bfp8", "bf16", "bfp8,mlp_gate_up=bfp4"])
+def test_weight_bytes_are_what_the_device_stack_holds(fmt):
+    """The plan against the device stack's own tensors (the tiny model on one simulated chip): every matrix in its
+    role's format, every vector and conv tap as the stack uploads it."""
+    from ttprefill.device.sim_device import SimDevice
+    from ttprefill.engine import EngineOptions, make_mixers
+    from ttprefill.model.weights import random_weights
+
+    tiny = get_preset("tiny")
+    stack = make_mixers("sim", tiny, 8, EngineOptions(weight_format=fmt), SimDevice(),
+                        weights=random_weights(tiny, seed=0))
+    try:
+        assert weight_bytes(tiny, fmt) == stack.weight_bytes
+    finally:
+        stack.free()

@@ -170,3 +170,40 @@ def test_prefill_cli_refuses_what_does_not_apply_to_the_pipeline(tmp_path, capsy
     assert main(args + extra) == 2
     out, err = capsys.readouterr()
     assert words in err and not out
+
+
+def test_no_look_ahead_while_another_request_is_admitted():
+    """Stage 0 may run a chunk ahead only if nothing can change that chunk before it is forwarded. Here B's first
+    chunk runs before A's in the same step (A admitted with B, not started yet); A ends in that step, and its
+    on_result submits C, which shares B's first 128 tokens, so the scheduler adds a checkpoint at 128 to B (C waits
+    for it): B's second chunk now ends in a checkpoint. Had stage 0 run that chunk ahead without it, B's forward
+    of it would be refused. The engine looks ahead only while the scheduler runs one request."""
+    rng = np.random.default_rng(47)
+    b = rng.integers(0, TINY.vocab_size, 5 * CHUNK).tolist()
+    a = rng.integers(0, TINY.vocab_size, 40).tolist()
+    c = b[:2 * CHUNK] + rng.integers(0, TINY.vocab_size, 100).tolist()
+    options = EngineOptions(chunk_tokens=CHUNK, token_budget_per_step=2 * CHUNK, parallel="pipeline")
+    with tiny_sim_engine(WEIGHTS, options, (1, 2)) as engine:
+        ids = {}
+
+        def submit_c(result):
+            if result.request_id == ids["a"]:
+                ids["c"] = engine.submit(c)
+
+        ids["b"], ids["a"] = engine.submit(b), engine.submit(a)
+        engine.run(on_result=submit_c)
+        assert not engine.failures, engine.failures
+        assert sorted(engine.results) == sorted(ids.values())
+        assert engine.results[ids["c"]].cached_tokens == 2 * CHUNK  # C resumed from B's checkpoint at 128
+
+
+def test_each_stage_holds_what_the_memory_plan_counts_for_it():
+    """Each stage's device stack against the plan's weights of its layers (the last stage with the LM head and the
+    final norm): the plan of the fullest stage is what the engine checks before it loads a pipeline."""
+    stack = _stack()
+    try:
+        held = [stage.weight_bytes for stage in stack.stages]
+        assert held == [weight_bytes(TINY, "bfp8", r) for r in stage_layers(TINY.num_layers, 2)]
+        assert sum(held) == weight_bytes(TINY, "bfp8")
+    finally:
+        stack.free()

@@ -77,9 +77,10 @@ def _held(name: str, layers: range | None, num_layers: int) -> bool:
 
 
 def weight_bytes(config: ModelConfig, weight_format: str, layers: range | None = None) -> int:
-    """Device bytes of the resident weights: matrices in their role's format of `weight_format` ("bfp8", or
-    "bfp8,mlp_gate_up=bfp4": ops/linear/weight_formats.py), vectors in bf16 (a 1 x n row padded to whole tiles,
-    as a tiled device tensor holds it). `layers`: a pipeline stage's (pipeline_split.py), None the whole model."""
+    """Device bytes of the resident weights, as the device stack holds them (model/device_stack.layer_weights):
+    matrices in their role's format of `weight_format` ("bfp8", or "bfp8,mlp_gate_up=bfp4":
+    ops/linear/weight_formats.py), vectors (norm weights, the GDN gates' and gated norm's) as one fp32 tile row
+    each, the conv taps as one fp32 tile row per tap. `layers`: a pipeline stage's (pipeline_split.py), None the whole model."""
     from ttprefill.ops.linear.weight_formats import WeightFormatError, WeightFormats
 
     try:
@@ -92,10 +93,10 @@ def weight_bytes(config: ModelConfig, weight_format: str, layers: range | None =
             continue
         if len(shape) == 2:
             total += _tiles(*shape) * formats.of(matrix_role(name)).tile_bytes
-        elif len(shape) == 3:  # the depthwise conv taps [channels, 1, kernel]: kernel rows of channels
-            total += _tiles(shape[2], shape[0]) * TILE_BYTES["bf16"]
-        else:
-            total += _tiles(1, shape[0]) * TILE_BYTES["bf16"]
+        elif len(shape) == 3:  # the depthwise conv taps [channels, 1, kernel]: each tap a tile row of fp32, the
+            total += _tiles(shape[2] * TILE, shape[0]) * TILE_BYTES["fp32"]  # tap in all 32 rows (conv_tap_rows)
+        else:  # norm weights and GDN vectors: one row-broadcast fp32 tile row (NormWeight, broadcast_rows)
+            total += _tiles(1, shape[0]) * TILE_BYTES["fp32"]
     return total
 
 
