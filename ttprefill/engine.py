@@ -302,10 +302,13 @@ class Engine:
         """The request's next chunks, as many as the device stack looks ahead (its `lookahead`), when it runs alone:
         the scheduler then gives it the whole step each time (scheduler.lone_request_chunks), and nothing else can
         come in before its next step (a request is submitted between runs, or from on_result when one finishes).
-        None when it may share a step or this chunk ends the prompt. The device stack uploads the first one's
-        embeddings during this chunk (a wrong guess costs an upload); a pipeline runs its first stages on them."""
+        Alone means alone in the scheduler: a request admitted in this step but not started yet (its chunk comes
+        after this one) may finish in it, and a request on_result then submits may add a checkpoint to this one's
+        next chunks (scheduler: in-flight prefix sharing). None when it may share a step or this chunk ends the
+        prompt. The device stack uploads the first one's embeddings during this chunk (a wrong guess costs an
+        upload); a pipeline runs its first stages on them, and refuses a forward that is not what they ran."""
         o = self.options
-        if chunk.end >= request.num_tokens or len(self._running) > 1 or self.scheduler.queued:
+        if chunk.end >= request.num_tokens or len(self.scheduler.running) > 1 or self.scheduler.queued:
             return ()
         ahead = lone_request_chunks(request.num_tokens, chunk.end, request.checkpoints, max_chunk_tokens=o.chunk_tokens,
                                     token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
