@@ -207,3 +207,16 @@ def test_each_stage_holds_what_the_memory_plan_counts_for_it():
         assert sum(held) == weight_bytes(TINY, "bfp8")
     finally:
         stack.free()
+
+
+def test_a_stage_that_fails_to_load_frees_the_stages_loaded_before_it():
+    """The last stage alone loads the final norm: without it stage 0 loads and stage 1 fails. The error is the
+    missing weight's, and stage 0's weights, pages and tables are freed (the mesh holds nothing after)."""
+    from ttprefill.device.mesh import SimMesh
+    from ttprefill.engine import make_mixers
+
+    mesh = SimMesh((1, 2))
+    weights = {k: v for k, v in WEIGHTS.items() if k != "model.norm.weight"}
+    with pytest.raises(KeyError, match="model.norm.weight"):
+        make_mixers("sim", TINY, 64, _options("pipeline"), mesh, weights=weights)
+    assert mesh.dram_bytes_in_use() == 0

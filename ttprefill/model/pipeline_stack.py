@@ -93,6 +93,7 @@ class PipelineStack:
         self.stage_ranges = stage_layers(config.num_layers, len(chips))
         self.lookahead = max(1, len(chips) - 1)
         self.stages: list[DeviceStack] = []
+        self._requests: dict[int, tuple[ModelState, _Request]] = {}  # id(engine state) -> (it, its stages' part)
         try:
             for chip, layers in zip(chips, self.stage_ranges):
                 self.stages.append(DeviceStack(config, weights, chip, num_pages=num_pages, layers=layers,
@@ -101,7 +102,6 @@ class PipelineStack:
             self.free()
             raise
         self.collectives = CollectiveTimes()  # none: the stages hand rows on through the host
-        self._requests: dict[int, tuple[ModelState, _Request]] = {}  # id(engine state) -> (it, its stages' part)
         self._clock = 0.0  # modeled end of the last forward
         self.forwards: list[float] = []  # each forward's modeled seconds
 
