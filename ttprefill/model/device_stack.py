@@ -670,8 +670,8 @@ class DeviceStack:
                                   matmul_fidelity=matmul_fidelity)
         self._states: dict[int, tuple[ModelState, dict[int, GdnDeviceState]]] = {}  # id(state) -> its layers
         self._tables: dict[int, tuple[ModelState, object]] = {}  # id(state) -> its ResidentPageTable
-        # id(state) -> the request's next chunk's embeddings, uploaded during its current chunk (forward's
-        # next_tokens): the second input buffer
+        # id(state) -> the request's next chunk's embeddings, uploaded during its current chunk (the first of
+        # forward's `upcoming`): the second input buffer
         self._prefetched: dict[int, PrefetchedInput] = {}
         # Host transfers beside the programs (GDN checkpoint reads finished at the chunk's end, the next chunk's
         # embeddings uploaded ahead); False: each read blocking right after its block, no upload ahead (the same

@@ -16,7 +16,7 @@ and how far it has got), and the engine's ModelState gets every stage's part whe
 engine only looks ahead when nothing else can change the request's next chunks (Engine._upcoming_chunks), so a
 forward always finds what ran ahead for it; if one ever did not, forward refuses before running anything.
 
-Time: each forward's stage runs, in the order this stack issues them (device/pipeline_timing.forward_steps), are
+Time: each forward's stage runs, in the order this stack issues them (device/pipeline_timing.forward_runs), are
 scheduled on the stages' chips and the PCIe links with the handoff transfers (pipeline_timing.forward_time); a
 forward is issued once the one before it is done. modeled_s is the end of the last forward. As DeviceStack's, it
 counts the programs (and the handoffs, which take the place of a tensor-parallel split's collectives), not the
