@@ -220,3 +220,22 @@ def test_a_stage_that_fails_to_load_frees_the_stages_loaded_before_it():
     with pytest.raises(KeyError, match="model.norm.weight"):
         make_mixers("sim", TINY, 64, _options("pipeline"), mesh, weights=weights)
     assert mesh.dram_bytes_in_use() == 0
+
+
+def test_free_frees_every_stage_when_one_fails(monkeypatch):
+    """A stage whose free raises (a card's teardown) does not keep the others' weights and pools on their chips;
+    the error still comes out."""
+    stack = _stack()
+    before = [chip.dram_bytes_in_use() for chip in stack.device.chips]
+    assert all(b > 0 for b in before)
+
+    def broken():
+        raise RuntimeError("stage 0 teardown failed")
+
+    stage0_free = stack.stages[0].free
+    monkeypatch.setattr(stack.stages[0], "free", broken)
+    with pytest.raises(RuntimeError, match="stage 0 teardown failed"):
+        stack.free()
+    assert stack.device.chips[1].dram_bytes_in_use() == 0
+    stage0_free()
+    assert stack.device.chips[0].dram_bytes_in_use() == 0

@@ -124,3 +124,15 @@ class Executor(Protocol):
     def run(self, program: Program) -> RunReport: ...
 
     def worker_noc_coord(self, core: CoreCoord) -> tuple[int, int]: ...
+
+
+def run_each(steps) -> None:
+    """Runs every step even when one before it fails; the first error is raised after (teardown)."""
+    first = None
+    for step in steps:
+        try:
+            step()
+        except BaseException as e:  # noqa: BLE001 - raised again below, after the other steps
+            first = first or e
+    if first is not None:
+        raise first

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import formats
 from .program import GRID_X, GRID_Y, NUM_CIRCULAR_BUFFERS, CoreRangeSet, DataFormat, Kernel, MathFidelity, Program, ProgramError, Role
-from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport
+from .executor import TO_DEVICE, TO_HOST, Capabilities, HostTraffic, RunReport, run_each
 from .mesh_placement import (
     REPLICATE,
     Shard,
@@ -85,18 +85,6 @@ class TTDeviceUnavailable(RuntimeError):
 
 class TTDeviceClosed(RuntimeError):
     """The device was closed (or its chips were handed to its stage devices): it can run nothing."""
-
-
-def run_each(steps) -> None:
-    """Runs every step even when one before it fails; the first error is raised after (teardown)."""
-    first = None
-    for step in steps:
-        try:
-            step()
-        except BaseException as e:  # noqa: BLE001 - raised again below, after the other steps
-            first = first or e
-    if first is not None:
-        raise first
 
 
 def card_present() -> bool:

@@ -26,10 +26,12 @@ embeddings, checkpoint or logits transfers; `ttprefill bench ttft --parallel pip
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import torch
 
+from ttprefill.device.executor import run_each
 from ttprefill.device.host_link import HostTransfer
 from ttprefill.device.pipeline_timing import HANDOFF, StageRun, forward_runs, forward_time
 from ttprefill.device.program import DataFormat
@@ -155,15 +157,13 @@ class PipelineStack:
 
     def release(self, state: ModelState) -> None:
         held = self._requests.pop(id(state), None)
-        if held is not None:
-            for stage, part in zip(self.stages, held[1].stage_states):
-                stage.release(part)
+        if held is not None:  # every stage's part, even when one stage's release fails
+            run_each([partial(stage.release, part) for stage, part in zip(self.stages, held[1].stage_states)])
 
     def free(self) -> None:
-        for key in list(self._requests):
-            self.release(self._requests[key][0])
-        for stage in self.stages:
-            stage.free()
+        """Every request's state and every stage's weights and pools, each stage freed even when another fails."""
+        run_each([partial(self.release, self._requests[key][0]) for key in list(self._requests)]
+                 + [stage.free for stage in self.stages])
 
     # ---- one chunk
     @torch.no_grad()
