@@ -304,7 +304,7 @@ class Engine:
         come in before its next step (a request is submitted between runs, or from on_result when one finishes).
         Alone means alone in the scheduler: a request admitted in this step but not started yet (its chunk comes
         after this one) may finish in it, and a request on_result then submits may add a checkpoint to this one's
-        next chunks (scheduler: in-flight prefix sharing). None when it may share a step or this chunk ends the
+        next chunks (scheduler: in-flight prefix sharing). Empty when it may share a step or this chunk ends the
         prompt. The device stack uploads the first one's embeddings during this chunk (a wrong guess costs an
         upload); a pipeline runs its first stages on them, and refuses a forward that is not what they ran."""
         o = self.options
