@@ -83,9 +83,9 @@ def _add_parallel(parser) -> None:
 
     parser.add_argument("--parallel", default=None, choices=PARALLEL_MODES,
                         help="--mesh: how the chips share the model: tensor (every chip a share of every layer, "
-                             "collectives between) or pipeline (every chip a stage of whole layers, the stages on "
-                             "different chunks of a prompt at once, rows handed on through the host); default "
-                             f"{EngineOptions.parallel}")
+                             "collectives between) or pipeline (every chip a stage of whole layers, a RxC mesh "
+                             "R*C stages, the stages on different chunks of a prompt at once, rows handed on through "
+                             f"the host); default {EngineOptions.parallel}")
 
 
 def _add_kv_format(parser, which: str = "") -> None:
@@ -296,8 +296,6 @@ def build_parser() -> argparse.ArgumentParser:
     prefill.add_argument("--json", action="store_true")
     prefill.set_defaults(func=cmd_prefill)
 
-    from ttprefill.model.pipeline_split import DEFAULT_PARALLEL, PARALLEL_MODES
-
     bench = sub.add_parser("bench", help="benchmarks; --json prints one JSON object on stdout")
     bench.add_argument("what", choices=["sim", "matmul", "attention", "gdn", "engine", "checkpoints", "calibration",
                                         "ttft"])
@@ -305,11 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--mesh", type=_mesh_shape, default=(1, 1),
                        help="ttft: the model split over ROWSxCOLS chips (1x2 n300; 2x4 or 1x8 T3000), as --parallel "
                             "says")
-    bench.add_argument("--parallel", default=None, choices=PARALLEL_MODES,
-                       help="ttft --mesh: tensor (every chip a share of every layer, collectives between them) or "
-                            "pipeline (every chip a stage of whole layers, the stages on different chunks at once, the "
-                            "rows handed on through the host; one stage a chip: a RxC mesh is R*C stages); default "
-                            f"{DEFAULT_PARALLEL}")
+    _add_parallel(bench)
     bench.add_argument("--topology", default="line", choices=["line", "ring"],
                        help="ttft --mesh: how the collectives run (ring where the wiring closes one, e.g. 1x8)")
     _add_scheme(bench)
