@@ -2,7 +2,8 @@
 
     python prefill_driver.py sim|tt RxC MODEL TOKENS_FILE CHUNK report.json [SCHEME [TOPOLOGY [FLAG ...]]]
 
-SCHEME: the mesh's collective scheme (prefill --scheme), all_reduce unless given; TOPOLOGY: prefill --topology,
+SCHEME: the mesh's collective scheme (prefill --scheme), all_reduce unless given, "none" to give no --scheme (the
+pipeline split, which refuses one); TOPOLOGY: prefill --topology,
 line unless given; FLAGs: more prefill flags, as given. Closing the executor is recorded too (with, from the
 card bridge, what ttnn holds once it is closed).
 
@@ -235,9 +236,9 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             # named, not the default: test_mock_prefill derives the all_reduce scheme's collectives
+            scheme_flag = [] if scheme == "none" else ["--scheme", scheme]
             code = cli.main(["prefill", "--json", "--backend", backend, "--mesh", mesh, "--model", model,
-                             "--tokens", tokens, "--chunk", chunk, "--scheme", scheme, "--topology", topology,
-                             *more])
+                             "--tokens", tokens, "--chunk", chunk, *scheme_flag, "--topology", topology, *more])
         report["exit_code"] = code
         report["stderr"] = err.getvalue()[-4000:]
         lines = out.getvalue().strip().splitlines()

@@ -49,9 +49,9 @@ def runs(tmp_path_factory) -> dict:
     tokens.write_text(" ".join(map(str, np.random.default_rng(8).integers(0, VOCAB, TOKENS))))
     mock = _mock_env(work, "n300")
     plain = dict(os.environ, PYTHONPATH=mock["PYTHONPATH"])  # the simulator's run: no mock, no ttnn
-    # the CLI's default scheme and topology (a pipeline runs no collective), then the split
+    # no --scheme (a pipeline runs no collective and refuses one), the default topology, then the split
     procs = {backend: _start([backend, "1x2", "tiny", str(tokens), str(CHUNK_TOKENS), str(work / f"{backend}.json"),
-                              "reduce_scatter", "line", "--parallel", "pipeline"], environ, work / f"{backend}.log")
+                              "none", "line", "--parallel", "pipeline"], environ, work / f"{backend}.log")
              for backend, environ in (("tt", mock), ("sim", plain))}
     out = _wait(work, procs)
     for backend in out:
