@@ -79,21 +79,26 @@ def matmul_calibration() -> list[dict]:
             for fmt, fid in (("bf16", "HiFi2"), ("bfp8", "LoFi"))]
 
 
-def qwen35_9b_n300_ttft(contexts) -> list[dict]:
-    """Modeled TTFT of Qwen3.5-9B on an n300 (a 1x2 tensor-parallel split) from `bench ttft --mesh 1x2`: every
-    program of one chip's share simulated (timing only), plus the split's collectives by the Ethernet model,
-    at the engine's chunk; beside tt-metal's demo as measured."""
+def qwen35_9b_n300_ttft(contexts, parallel: str = "tensor") -> list[dict]:
+    """Modeled TTFT of Qwen3.5-9B on an n300 from `bench ttft --mesh 1x2 [--parallel pipeline]`: the tensor-parallel
+    split (every program of one chip's share simulated, timing only, plus the split's collectives by the Ethernet
+    model) or the pipeline split (each stage's programs, scheduled with the engine's look-ahead), at the engine's
+    chunk; beside tt-metal's demo as measured."""
     from .ttft_mesh import mesh_ttft_bench
+    from .ttft_pipeline import pipeline_ttft_bench
 
     out = []
     for seq in contexts:
         t0 = time.perf_counter()
-        r = mesh_ttft_bench("qwen3.5-9b", seq, (1, 2))
-        logger.info("ttft qwen3.5-9b n300 seq {}: {:.2f} s modeled, {:.0f} s wall", seq, r["ttft_s"],
+        if parallel == "pipeline":
+            r = pipeline_ttft_bench("qwen3.5-9b", seq, (1, 2))
+        else:
+            r = mesh_ttft_bench("qwen3.5-9b", seq, (1, 2))
+        logger.info("ttft qwen3.5-9b n300 ({}) seq {}: {:.2f} s modeled, {:.0f} s wall", parallel, seq, r["ttft_s"],
                     time.perf_counter() - t0)
         out.append({"seq": seq, "modeled_ttft_s": r["ttft_s"], "by_op": r["by_op"],
-                    "chunk_tokens": r["chunk_tokens"], "weight_format": r["weight_format"],
-                    "collective_share": r["collective_share"],
+                    "chunk_tokens": r["chunk_tokens"], "weight_format": r["weight_format"], "parallel": parallel,
+                    "collective_share": r.get("collective_share", 0.0),
                     "published_ttft_s": PUBLISHED_QWEN35_9B_N300_TTFT_S.get(seq)})
     return out
 
@@ -178,7 +183,11 @@ def plot_all(results: dict, out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     rows = results["ttft_qwen35_9b_n300"]
     ax.plot([r["seq"] for r in rows], [r["modeled_ttft_s"] for r in rows], marker="o",
-            label="ttprefill: whole model, every program simulated (modeled)")
+            label="ttprefill, tensor-parallel: whole model, every program simulated (modeled)")
+    rows = results.get("ttft_qwen35_9b_n300_pipeline", [])
+    if rows:
+        ax.plot([r["seq"] for r in rows], [r["modeled_ttft_s"] for r in rows], marker="^",
+                label="ttprefill, pipeline stages (--parallel pipeline; modeled)")
     pub = sorted(PUBLISHED_QWEN35_9B_N300_TTFT_S.items())
     ax.plot([p[0] for p in pub], [p[1] for p in pub], marker="s", label="tt-metal demo (measured)")
     ax.set_xscale("log", base=2)
@@ -219,7 +228,10 @@ def main(argv=None) -> int:
     results["gdn_27b"] = gdn_sweep(contexts, 16, 48, 128, 128)
     results["peers"] = peer_sweep([1024] if args.quick else [2048, 8192])
     # Qwen3.5-9B on an n300: the whole model split over its two chips (bench ttft --mesh 1x2).
-    results["ttft_qwen35_9b_n300"] = qwen35_9b_n300_ttft([1024] if args.quick else [4096, 8192, 16384, 32768])
+    n300_contexts = [1024] if args.quick else [4096, 8192, 16384, 32768]
+    results["ttft_qwen35_9b_n300"] = qwen35_9b_n300_ttft(n300_contexts)
+    # ... and as two pipeline stages (bench ttft --mesh 1x2 --parallel pipeline)
+    results["ttft_qwen35_9b_n300_pipeline"] = qwen35_9b_n300_ttft(n300_contexts, "pipeline")
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     paths = plot_all(results, out_dir)
     print(json.dumps({"results": str(out_dir / "results.json"), "plots": [str(p) for p in paths]}))
