@@ -14,9 +14,10 @@ min(c + n - 1 - k, N - 1). So the first forward fills the pipeline (stage 0 on c
 on chunk 0) and each later one runs one more chunk on every stage until the chunks run out. Each (stage, chunk)
 run is a device/pipeline_timing.py StageRun with its host transfers: stage 0's embeddings (chunk 0's before it;
 each next chunk's beside the one before), the rows handed on (HANDOFF: up after stage k's programs, down before
-stage k + 1's), the stage's GDN checkpoint reads after its programs, and the logits row at the end. Each forward is
-scheduled by pipeline_timing.forward_time from the end of the one before; TTFT is the last one's end. No
-collectives run. Everything is modeled.
+stage k + 1's), each GDN layer's checkpoint reads as its GDN block ends (beside the stage's later blocks), and
+the logits row at the end. Each forward is scheduled by pipeline_timing.forward_time from the end of the one
+before, its runs in pipeline_timing.forward_runs' issue order; TTFT is the last one's end. No collectives run.
+Everything is modeled.
 """
 
 from __future__ import annotations
