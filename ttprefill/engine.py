@@ -316,7 +316,7 @@ class Engine:
         return tuple(UpcomingChunk(request.tokens[c.start:c.end],
                                    ChunkContext(c.start, c.num_tokens, page_table, checkpoints=c.inner_checkpoints),
                                    sync_end=c.end in c.checkpoints, need_logits=c.is_last)
-                     for c in ahead[:getattr(self.model, "lookahead", 1)])
+                     for c in ahead[:self.model.lookahead])
 
     def _finish(self, run: _Running) -> PrefillResult:
         request = run.request

@@ -35,7 +35,6 @@ from ttprefill.device.executor import run_each
 from ttprefill.device.host_link import HostTransfer
 from ttprefill.device.pipeline_timing import HANDOFF, StageRun, forward_runs, forward_time
 from ttprefill.device.program import DataFormat
-from ttprefill.hw import TILE
 from ttprefill.model.config import ModelConfig
 from ttprefill.model.device_stack import ChunkTraffic, DeviceStack, DeviceStackError
 from ttprefill.model.pipeline_split import stage_layers
@@ -210,23 +209,22 @@ class PipelineStack:
     def _run(self, request: _Request, k: int, wanted: list[UpcomingChunk], j: int) -> StageRun:
         """Stage k on wanted[j]; keeps its results for the forward of that chunk and returns its timing."""
         stage, part, chunk = self.stages[k], request.stage_states[k], wanted[j]
-        start, T = chunk.context.start, chunk.context.num_tokens
+        start = chunk.context.start
         rows = None
         if k > 0:  # the rows the stage before handed on, no longer kept once taken
             before = request.ran[k - 1][start]
             rows, before.out = before.out, None
-        seconds = stage.modeled_s
+        seconds, moved = stage.modeled_s, _handoff_bytes(stage)
         out = stage.forward(chunk.tokens, part, chunk.context, need_logits=chunk.need_logits,
                             sync_end=chunk.sync_end, upcoming=tuple(wanted[j + 1:j + 2]), rows=rows)
         seconds = stage.modeled_s - seconds
+        down, up = (after - b for after, b in zip(_handoff_bytes(stage), moved))  # the rows in, the rows out
         end = (dict(part.conv_states), dict(part.recurrent_states)) if chunk.sync_end else None
         request.ran[k][start] = _Ran(chunk, part.checkpoints, end, out)
         part.checkpoints = {}
-        handoff = -(-T // TILE) * -(-self.config.hidden_size // TILE) * BF16.tile_bytes  # bf16 tiles of the rows
-        return StageRun(k, j, seconds,
-                        uploads=(HostTransfer(HANDOFF, "down", handoff, BF16.tile_bytes),) if k > 0 else (),
-                        reads=(HostTransfer(HANDOFF, "up", handoff, BF16.tile_bytes),) if k < len(self.stages) - 1
-                        else ())
+        page = BF16.tile_bytes  # the rows are a bf16 tiled tensor
+        return StageRun(k, j, seconds, uploads=(HostTransfer(HANDOFF, "down", down, page),) if down else (),
+                        reads=(HostTransfer(HANDOFF, "up", up, page),) if up else ())
 
     def _time(self, runs: list[StageRun]) -> None:
         if not self.models_time or not runs:
@@ -249,6 +247,11 @@ class PipelineStack:
                 state.recurrent_states.update(r.end_state[1])
         state.num_tokens += chunk.context.num_tokens
         return ran[-1].out if chunk.need_logits else None
+
+
+def _handoff_bytes(stage: DeviceStack) -> tuple[int, int]:
+    """The residual-row bytes a stage has taken in and handed on so far (its traffic's HANDOFF, down and up)."""
+    return stage.traffic.down.get(HANDOFF, 0), stage.traffic.up.get(HANDOFF, 0)
 
 
 def _summed(parts) -> ChunkTraffic:
