@@ -78,8 +78,29 @@ class FidelitySpecError(ValueError):
     """A projection-fidelity setting that cannot be read; the message names the part and the fix."""
 
 
+class PerRole:
+    """A setting per projection role, one dataclass field per role of ROLES (ProjectionFidelity here, WeightFormats
+    in weight_formats.py): what reading and making one has in common. `_error`: the setting's error type;
+    `_name(value)`: a value's name on the command line."""
+
+    _error: type[ValueError] = ValueError
+
+    @classmethod
+    def uniform(cls, value):
+        """Every role at `value`."""
+        return cls(**{role: value for role in ROLES})
+
+    def of(self, role: str):
+        if role not in ROLES:
+            raise self._error(f"unknown projection role {role!r}; choose one of {', '.join(ROLES)}")
+        return getattr(self, role)
+
+    def as_dict(self) -> dict[str, str]:
+        return {role: self._name(getattr(self, role)) for role in ROLES}
+
+
 @dataclass(frozen=True)
-class ProjectionFidelity:
+class ProjectionFidelity(PerRole):
     mlp_gate_up: MathFidelity = MathFidelity.HiFi2
     mlp_down: MathFidelity = MathFidelity.HiFi2
     gdn_in: MathFidelity = MathFidelity.HiFi2
@@ -95,15 +116,6 @@ class ProjectionFidelity:
                 raise FidelitySpecError(f"ProjectionFidelity.{f.name} must be a MathFidelity (LoFi, HiFi2, HiFi3, "
                                         f"HiFi4), got {value!r}")
 
-    @classmethod
-    def uniform(cls, fidelity: MathFidelity) -> "ProjectionFidelity":
-        return cls(**{role: fidelity for role in ROLES})
-
-    def of(self, role: str) -> MathFidelity:
-        if role not in ROLES:
-            raise FidelitySpecError(f"unknown projection role {role!r}; choose one of {', '.join(ROLES)}")
-        return getattr(self, role)
-
     def describe(self) -> str:
         """Compact text that parse() reads back: one name when every role agrees."""
         values = {getattr(self, r) for r in ROLES}
@@ -111,8 +123,11 @@ class ProjectionFidelity:
             return values.pop().name
         return ",".join(f"{r}={getattr(self, r).name}" for r in ROLES)
 
-    def as_dict(self) -> dict[str, str]:
-        return {r: getattr(self, r).name for r in ROLES}
+    _error = FidelitySpecError
+
+    @staticmethod
+    def _name(value: MathFidelity) -> str:
+        return value.name
 
     @classmethod
     def parse(cls, spec: str, base: "ProjectionFidelity | None" = None) -> "ProjectionFidelity":

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, fields, replace
 
 from ttprefill.device.program import DataFormat
-from ttprefill.ops.linear.fidelity import ROLES, parse_role_spec
+from ttprefill.ops.linear.fidelity import ROLES, PerRole, parse_role_spec
 
 FORMATS = {"bf16": DataFormat.Float16_b, "bfp8": DataFormat.Bfp8_b, "bfp4": DataFormat.Bfp4_b}
 DEFAULT_FORMAT = "bfp8"
@@ -49,7 +49,7 @@ def _format(name: str, spec: str) -> DataFormat:
 
 
 @dataclass(frozen=True)
-class WeightFormats:
+class WeightFormats(PerRole):
     mlp_gate_up: DataFormat = FORMATS[DEFAULT_FORMAT]
     mlp_down: DataFormat = FORMATS[DEFAULT_FORMAT]
     gdn_in: DataFormat = FORMATS[DEFAULT_FORMAT]
@@ -66,15 +66,6 @@ class WeightFormats:
                 raise WeightFormatError(f"WeightFormats.{role} must be one of "
                                         f"{', '.join(f.name for f in FORMATS.values())}, got {value!r}")
 
-    @classmethod
-    def uniform(cls, fmt: DataFormat) -> "WeightFormats":
-        return cls(**{role: fmt for role in ROLES})
-
-    def of(self, role: str) -> DataFormat:
-        if role not in ROLES:
-            raise WeightFormatError(f"unknown projection role {role!r}; choose one of {', '.join(ROLES)}")
-        return getattr(self, role)
-
     def describe(self) -> str:
         """Text parse() reads back: one name when every role agrees, else the most common format and the others."""
         names = {role: format_name(getattr(self, role)) for role in ROLES}
@@ -82,8 +73,8 @@ class WeightFormats:
         base = max(FORMATS, key=lambda n: (counts[n], n == DEFAULT_FORMAT))
         return ",".join([base] + [f"{role}={name}" for role, name in names.items() if name != base])
 
-    def as_dict(self) -> dict[str, str]:
-        return {role: format_name(getattr(self, role)) for role in ROLES}
+    _error = WeightFormatError
+    _name = staticmethod(format_name)
 
     @classmethod
     def parse(cls, spec: "str | WeightFormats") -> "WeightFormats":
