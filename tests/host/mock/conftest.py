@@ -6,18 +6,9 @@ tier's figures are printed at the end of the pytest run.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
 CLUSTERS = ("n150", "n300")
-DRIVER_TIMEOUT_S = 600
 FIGURES: dict[str, dict] = {}
 
 
@@ -33,15 +24,7 @@ def mock_run(request, tmp_path_factory) -> MockRun:
     import mock_env
 
     cluster = request.param
-    work = tmp_path_factory.mktemp(f"mock-{cluster}")
-    env = mock_env.build(work, cluster)
-    environ = env.environ()
-    environ["PYTHONPATH"] = os.pathsep.join([str(REPO), environ.get("PYTHONPATH", "")])
-    out = work / "report.json"
-    proc = subprocess.run([sys.executable, str(HERE / "driver.py"), cluster, str(out)], env=environ,
-                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
-    assert proc.returncode == 0 and out.exists(), f"driver on {cluster} failed:\n{proc.stderr[-6000:]}"
-    run = MockRun(env, json.loads(out.read_text()))
+    run = MockRun(*mock_env.run_driver(tmp_path_factory.mktemp(f"mock-{cluster}"), cluster, "driver.py", cluster))
     FIGURES[cluster] = {"report": run.report, "compile_commands": len(run.commands)}
     return run
 

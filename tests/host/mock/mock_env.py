@@ -12,8 +12,10 @@ write into the installed package, so `build` makes a folder that mirrors the pac
 
 from __future__ import annotations
 
+import json
 import os
 import struct
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,8 @@ from pathlib import Path
 from ttprefill.device.ttnn_env import package_root
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+DRIVER_TIMEOUT_S = 600  # a driver's whole run on the mock, compiles included
 STANDIN = HERE / "standin_compiler.py"
 COMPILER = Path("runtime") / "sfpi" / "compiler" / "bin" / "riscv-tt-elf-g++"
 
@@ -142,3 +146,21 @@ def build(workdir: Path, cluster: str) -> MockEnv:
     compiler.chmod(0o755)
     env.descriptor.write_text(CLUSTERS[cluster])
     return env
+
+
+def run_driver(work: Path, cluster: str, driver: str, *args: str, descriptor: str | None = None) -> tuple[MockEnv, dict]:
+    """The mock of `cluster` ("n150" or "n300") built in `work`, its cluster descriptor replaced by `descriptor`'s
+    text when given (the T3000's, mesh_clusters.py), and `driver` (a script in this folder) run in it with the
+    repository importable, as `python DRIVER ARGS... REPORT`: the environment and the JSON report the driver wrote.
+    A driver that fails is refused with the end of its stderr."""
+    env = build(work, cluster)
+    if descriptor is not None:
+        env.descriptor.write_text(descriptor)
+    environ = env.environ()
+    environ["PYTHONPATH"] = os.pathsep.join([str(REPO), environ.get("PYTHONPATH", "")])
+    out = work / f"{Path(driver).stem}_report.json"
+    proc = subprocess.run([sys.executable, str(HERE / driver), *args, str(out)], env=environ, capture_output=True,
+                          text=True, timeout=DRIVER_TIMEOUT_S)
+    if proc.returncode != 0 or not out.exists():
+        raise AssertionError(f"{driver} {' '.join(args)} on the mock {cluster} failed:\n{proc.stderr[-6000:]}")
+    return env, json.loads(out.read_text())

@@ -8,17 +8,8 @@ from the raw call), both ops on a 2-D mesh (no cluster axis in 0.81.1)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-DRIVER_TIMEOUT_S = 600
 M, K_PER_CHIP, N = 256, 256, 512  # fused_driver.py's shapes
 
 
@@ -26,17 +17,9 @@ def _run(cluster: str, tmp_path_factory) -> dict:
     import mesh_clusters
     import mock_env
 
-    work = tmp_path_factory.mktemp(f"mock-fused-{cluster}")
-    env = mock_env.build(work, "n300")
-    if cluster == "t3000":
-        env.descriptor.write_text(mesh_clusters.t3000_descriptor())
-    environ = env.environ()
-    environ["PYTHONPATH"] = os.pathsep.join([str(REPO), environ.get("PYTHONPATH", "")])
-    out = work / "fused_report.json"
-    proc = subprocess.run([sys.executable, str(HERE / "fused_driver.py"), cluster, str(out)], env=environ,
-                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
-    assert proc.returncode == 0 and out.exists(), f"fused driver on {cluster} failed:\n{proc.stderr[-6000:]}"
-    report = json.loads(out.read_text())
+    descriptor = mesh_clusters.t3000_descriptor() if cluster == "t3000" else None
+    _, report = mock_env.run_driver(tmp_path_factory.mktemp(f"mock-fused-{cluster}"), "n300", "fused_driver.py", cluster,
+                                    descriptor=descriptor)
     assert report["cluster"] == cluster
     return report
 

@@ -6,19 +6,10 @@ ttnn's documented semantics, that each call was made without error, and the link
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from ttprefill import hw
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-DRIVER_TIMEOUT_S = 600
 # Per cluster: the meshes the driver opens (first one with the placement and program checks).
 MESHES = {"n300": [((1, 2), "line"), ((1, 2), "ring")], "t3000": [((2, 4), "line"), ((1, 8), "ring")]}
 
@@ -29,17 +20,9 @@ def mesh_report(request, tmp_path_factory) -> dict:
     import mock_env
 
     cluster = request.param
-    work = tmp_path_factory.mktemp(f"mock-mesh-{cluster}")
-    env = mock_env.build(work, "n300")
-    if cluster == "t3000":
-        env.descriptor.write_text(mesh_clusters.t3000_descriptor())
-    environ = env.environ()
-    environ["PYTHONPATH"] = os.pathsep.join([str(REPO), environ.get("PYTHONPATH", "")])
-    out = work / "mesh_report.json"
-    proc = subprocess.run([sys.executable, str(HERE / "mesh_driver.py"), cluster, str(out)], env=environ,
-                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
-    assert proc.returncode == 0 and out.exists(), f"mesh driver on {cluster} failed:\n{proc.stderr[-6000:]}"
-    report = json.loads(out.read_text())
+    descriptor = mesh_clusters.t3000_descriptor() if cluster == "t3000" else None
+    _, report = mock_env.run_driver(tmp_path_factory.mktemp(f"mock-mesh-{cluster}"), "n300", "mesh_driver.py", cluster,
+                                    descriptor=descriptor)
     assert report["cluster"] == cluster
     return report
 

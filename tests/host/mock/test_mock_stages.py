@@ -5,17 +5,8 @@ report, the parent refusing to run, and closing."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-DRIVER_TIMEOUT_S = 600
 CHIPS = {"n150": 1, "n300": 2}
 TILE_BYTES = 32 * 32 * 2  # one bf16 tile
 
@@ -25,15 +16,8 @@ def report(request, tmp_path_factory) -> dict:
     import mock_env
 
     cluster = request.param
-    work = tmp_path_factory.mktemp(f"mock-stages-{cluster}")
-    env = mock_env.build(work, cluster)
-    environ = env.environ()
-    environ["PYTHONPATH"] = os.pathsep.join([str(REPO), environ.get("PYTHONPATH", "")])
-    out = work / "stages_report.json"
-    proc = subprocess.run([sys.executable, str(HERE / "stages_driver.py"), cluster, str(out)], env=environ,
-                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
-    assert proc.returncode == 0 and out.exists(), f"stages driver on {cluster} failed:\n{proc.stderr[-6000:]}"
-    return json.loads(out.read_text())
+    return mock_env.run_driver(tmp_path_factory.mktemp(f"mock-stages-{cluster}"), cluster, "stages_driver.py",
+                               cluster)[1]
 
 
 def test_one_one_chip_stage_device_per_chip_in_row_major_order(report):

@@ -6,17 +6,7 @@ shapes and bytes that came back, and that nothing was left in flight."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-DRIVER_TIMEOUT_S = 600
 
 
 @pytest.fixture(scope="module", params=["n150", "n300"])
@@ -24,15 +14,8 @@ def report(request, tmp_path_factory) -> dict:
     import mock_env
 
     cluster = request.param
-    work = tmp_path_factory.mktemp(f"mock-cq-{cluster}")
-    env = mock_env.build(work, cluster)
-    environ = env.environ()
-    environ["PYTHONPATH"] = os.pathsep.join([str(REPO), environ.get("PYTHONPATH", "")])
-    out = work / "cq_report.json"
-    proc = subprocess.run([sys.executable, str(HERE / "transfer_queue_driver.py"), cluster, str(out)], env=environ,
-                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
-    assert proc.returncode == 0 and out.exists(), f"driver on {cluster} failed:\n{proc.stderr[-6000:]}"
-    return json.loads(out.read_text())
+    return mock_env.run_driver(tmp_path_factory.mktemp(f"mock-cq-{cluster}"), cluster, "transfer_queue_driver.py",
+                               cluster)[1]
 
 
 def test_every_call_on_the_transfer_queue_is_accepted(report):
