@@ -338,3 +338,59 @@ def test_a_failing_stage_close_still_closes_the_parent(monkeypatch, tmp_path):
         parent.close()
     assert fake.mesh.closed and parent.closed and fake.fabric == ["FABRIC_1D", "DISABLED"]
     assert fake.closed_meshes == [fake.submeshes[1], fake.mesh]
+
+
+# ---- transfers on the second command queue, ordered after the programs (read_ahead, write_ahead)
+
+
+class _QueuesTTNN(_StagesTTNN):
+    """The fake ttnn recording the queue calls a transfer ahead makes, in order."""
+
+    def __init__(self, grids):
+        super().__init__(grids)
+        self.calls: list[tuple] = []
+
+    def QueueId(self, queue):
+        return queue
+
+    def record_event(self, mesh, queue):
+        self.calls.append(("record_event", queue))
+        return f"event {len(self.calls)}"
+
+    def wait_for_event(self, queue, event):
+        self.calls.append(("wait_for_event", queue, event))
+
+    def event_synchronize(self, event):
+        self.calls.append(("event_synchronize", event))
+
+    def from_device(self, tensor, blocking=True, queue_id=None):
+        self.calls.append(("from_device", queue_id, blocking))
+        return "host copy"
+
+
+def _read_ahead_calls(monkeypatch, tmp_path, *, mock: bool) -> list[tuple]:
+    fake = _QueuesTTNN([(8, 8)])
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: fake)
+    monkeypatch.setenv(tt_device.MOCK_CLUSTER_ENV, str(tmp_path / "cluster.yaml"))
+    device = TTDevice((1, 1))
+    device.mock = mock  # the fake opened as a mock; the order is chosen by what the device says it is
+    tensor = device.allocate((32, 32), DataFormat.Float16_b)
+    fake.calls.clear()
+    device.read_ahead(tensor)
+    return fake.calls
+
+
+def test_a_card_orders_a_read_ahead_after_the_programs_on_the_device_without_the_host_waiting(monkeypatch, tmp_path):
+    """The transfer queue waits for an event recorded on the programs' queue (ttnn.wait_for_event), so the host
+    issues the read and goes on; the read's own event is recorded for whoever takes the copy."""
+    program, transfer = tt_device.PROGRAM_QUEUE, tt_device.TRANSFER_QUEUE
+    assert _read_ahead_calls(monkeypatch, tmp_path, mock=False) == [
+        ("record_event", program), ("wait_for_event", transfer, "event 1"), ("from_device", transfer, False),
+        ("record_event", transfer)]
+
+
+def test_the_mock_orders_a_read_ahead_on_the_host_as_its_wait_for_event_crashes(monkeypatch, tmp_path):
+    program, transfer = tt_device.PROGRAM_QUEUE, tt_device.TRANSFER_QUEUE
+    assert _read_ahead_calls(monkeypatch, tmp_path, mock=True) == [
+        ("record_event", program), ("event_synchronize", "event 1"), ("from_device", transfer, False),
+        ("record_event", transfer)]

@@ -306,9 +306,11 @@ class TTDevice:
     split, model/tensor_parallel_device.py's MeshSplit, needs for per-chip weights and states);
     `run` runs one program on every chip, `run_per_chip` one per chip through ttnn.MeshProgramDescriptor;
     all_gather / reduce_scatter / all_reduce are ttnn's, over the fabric opened with the mesh
-    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"). The device opens with two command queues:
-    programs and collectives on the first (each waited for on it alone), read_ahead / write_ahead on the second,
-    beside them (the device stack's checkpoint reads and next-chunk embeddings). `stage_devices` hands the chips to
+    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"). Programs and collectives are issued, not waited for: the card runs them in
+    queue order while the host goes on, and the host waits only for data it reads, or before a transfer on the
+    other queue that must come after them. The device opens with two command queues: programs and collectives on
+    the first, read_ahead / write_ahead on the second, beside them (the device stack's checkpoint reads and
+    next-chunk embeddings). `stage_devices` hands the chips to
     one one-chip TTDevice each, over ttnn submeshes (device/tt_stages.py), for the pipeline split.
     """
 
@@ -631,13 +633,6 @@ class TTDevice:
     def _queue(self, queue: int):
         return self._ttnn.QueueId(queue)
 
-    def _sync_programs(self) -> None:
-        """Wait for the programs' queue only: transfers in flight on the other keep running. With sub-devices, no
-        wait: the queue keeps each sub-device's work in order, and a program waits for the collectives it reads
-        (_await_collective), a collective for the programs before it."""
-        if self._sub_devices is None:
-            self._ttnn.synchronize_device(self.mesh, self._queue(PROGRAM_QUEUE))
-
     # ---- sub-devices: collectives beside the programs (the device stack's micro-batches)
     def open_sub_devices(self, compute_cores: int, load: bool = True) -> None:
         """Splits each chip's worker grid into two ttnn sub-devices, the first `compute_cores` cores for the
@@ -668,7 +663,7 @@ class TTDevice:
                 "ttnn 0.81.1's mock cluster crashes loading a sub-device manager (a segfault in "
                 "load_sub_device_manager), which micro-batches on a mesh need: run the mock with micro_batches 1, or "
                 "micro-batches on the simulator (--backend sim)")
-        self._sync_programs()
+        ttnn.synchronize_device(self.mesh, self._queue(PROGRAM_QUEUE))
         self.mesh.load_sub_device_manager(manager)
         self._sub_devices = manager
 
@@ -706,24 +701,31 @@ class TTDevice:
         if entry is not None and entry[0] is tensor:
             self._ttnn.event_synchronize(entry[1])
 
-    def _programs_done(self) -> None:
-        """Host-side order: everything issued on the programs' queue so far is done (at once when idle: run()
-        already waits for each program). ttnn's device-side order, ttnn.wait_for_event on the transfer queue, is
-        not used: ttnn 0.81.1's mock n150 and n300 crash in it (a segfault in add_dispatch_wait)."""
+    def _transfers_after_programs(self) -> None:
+        """Orders the next transfer on the transfer queue after everything issued on the programs' queue so far:
+        on a card on the device (ttnn.wait_for_event on the transfer queue for an event recorded on the programs'
+        queue), so the host goes on at once; on the mock on the host (ttnn.event_synchronize), because ttnn
+        0.81.1's mock n150 and n300 crash in wait_for_event (a segfault in add_dispatch_wait) while the host-side
+        wait orders the same way (and the mock runs nothing to wait for)."""
         ttnn = self._ttnn
-        ttnn.event_synchronize(ttnn.record_event(self.mesh, self._queue(PROGRAM_QUEUE)))
+        programs = ttnn.record_event(self.mesh, self._queue(PROGRAM_QUEUE))
+        if self.mock:
+            ttnn.event_synchronize(programs)
+        else:
+            ttnn.wait_for_event(self._queue(TRANSFER_QUEUE), programs)
 
     def read_ahead(self, tensor: TTTensor) -> None:
         """Starts bringing the whole tensor up on the transfer queue (ttnn.from_device, blocking=False), after the
-        programs issued so far and beside those that follow. The next download, download_shards, read_pages or
-        read_shard_pages of the tensor takes that copy, waiting for it if it is still in flight; a program that
-        writes the tensor, or freeing it, first waits for the read and drops the copy."""
+        programs issued so far and beside those that follow, without the host waiting for them. The next download,
+        download_shards, read_pages or read_shard_pages of the tensor takes that copy, waiting for it if it is
+        still in flight; a program that writes the tensor, or freeing it, first waits for the read and drops the
+        copy."""
         self._check_live(tensor)
         self._check_written(tensor)
         self._await_write(tensor)
         self._await_read(tensor)
         ttnn = self._ttnn
-        self._programs_done()
+        self._transfers_after_programs()
         host = ttnn.from_device(tensor.ttnn_tensor, blocking=False, queue_id=self._queue(TRANSFER_QUEUE))
         self._landed[id(tensor)] = (tensor, host, ttnn.record_event(self.mesh, self._queue(TRANSFER_QUEUE)))
         self.host_traffic.add(TO_HOST, "read", tensor.nbytes * self.num_chips)
@@ -742,7 +744,7 @@ class TTDevice:
         host = (self._distributed(array, tensor.data_format, tensor.placements) if self.num_chips > 1
                 else self._host_tensor(array, tensor.data_format))
         ttnn = self._ttnn
-        self._programs_done()
+        self._transfers_after_programs()
         ttnn.copy_host_to_device_tensor(host, tensor.ttnn_tensor, cq_id=self._queue(TRANSFER_QUEUE))
         self._inbound[id(tensor)] = (tensor, host, ttnn.record_event(self.mesh, self._queue(TRANSFER_QUEUE)))
         tensor.pending_shards = {}
@@ -880,13 +882,14 @@ class TTDevice:
         return owner
 
     def run(self, program: Program) -> RunReport:
+        """Issues the program on every chip and returns (the card runs it in queue order; the report's wall_s is
+        the host's time to issue it)."""
         from .ttnn_checks import check_program_against_ttnn
 
         check_program_against_ttnn(program)  # raises on anything the card would reject
         t0 = time.perf_counter()
         descriptor = program_to_descriptor(program, self._ttnn)
         self._ttnn.generic_op(self.io_tensors(program), descriptor)
-        self._sync_programs()
         self.last_report = RunReport(program.name, time.perf_counter() - t0)
         return self.last_report
 
@@ -920,7 +923,6 @@ class TTDevice:
             descriptor[ttnn.MeshCoordinateRange(coord, coord)] = program_to_descriptor(program, ttnn)
         t0 = time.perf_counter()
         ttnn.generic_op(io, descriptor)
-        self._sync_programs()
         self.last_report = RunReport(name or "per_chip", time.perf_counter() - t0)
         return self.last_report
 
@@ -929,7 +931,6 @@ class TTDevice:
         return self._ttnn.Topology.Ring if self.topology == "ring" else self._ttnn.Topology.Linear
 
     def _collective_result(self, name: str, tensor: TTTensor, tt_tensor, placements: tuple, t0: float) -> TTTensor:
-        self._sync_programs()
         self.last_report = RunReport(name, time.perf_counter() - t0)
         out = self._wrap(tuple(tt_tensor.shape), tensor.data_format, tt_tensor, placements)
         self._collective_issued(out, tensor)
@@ -984,7 +985,6 @@ class TTDevice:
         t0 = time.perf_counter()
         gathered, out = all_gather_matmul(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k_shard, k, n,
                                           chips, self.grid, blocking)
-        self._sync_programs()
         self.last_report = RunReport("all_gather_matmul", time.perf_counter() - t0)
         return (self._wrap((m, k), x.data_format, self._ttnn.reshape(gathered, [m, k]), gather_label(x.placements, 1)),
                 self._wrap((m, n), x.data_format, self._ttnn.reshape(out, [m, n]), weight.placements))
@@ -1006,7 +1006,6 @@ class TTDevice:
         t0 = time.perf_counter()
         mm, reduced = matmul_reduce_scatter(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k, n, chips,
                                             batches, self.topology, self.grid, blocking)
-        self._sync_programs()
         self.last_report = RunReport("matmul_reduce_scatter", time.perf_counter() - t0)
         label = scatter_label(REPLICATE, 1, None, self.capabilities.mesh_shape)
         return (self._wrap((m, n), x.data_format, self._ttnn.reshape(mm, [m, n]), REPLICATE),
