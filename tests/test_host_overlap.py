@@ -90,11 +90,12 @@ def test_checkpoint_reads_finish_after_the_chunks_programs_and_embeddings_go_dow
     embeds = [e for e in events if e[0] == "embed"]
     assert embeds == [("embed", "Scratch", 128), ("embed", InputBuffer.__name__, 128),
                       ("embed", InputBuffer.__name__, 74)]
-    # per chunk: the programs, then (after the last one of its last GDN layer) its checkpoint reads in one run
+    # per chunk: the programs, then (after the last one of its last GDN layer) its checkpoint reads in one run; the
+    # last chunk's come after its LM head's programs and the logits row, and the final state sync after them
     n_gdn, reads_per_chunk = len(CONFIG.gdn_layers), 2 * len(CONFIG.gdn_layers)
     kinds = "".join("r" if e[0] == "read" else "p" if e[0] == "run" else "" for e in events)
     bursts = [len(b) for b in kinds.split("p") if b]
-    assert bursts[:3] == [reads_per_chunk] * 3, bursts  # then the final state sync and the logits row
+    assert bursts == [reads_per_chunk, reads_per_chunk, 1 + reads_per_chunk + 2 * n_gdn], bursts
     assert n_gdn >= 1
     assert device.dram_bytes_in_use() == before  # the held tensors and the input buffers freed
 

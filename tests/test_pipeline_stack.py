@@ -84,19 +84,72 @@ def test_the_stages_overlap_so_the_modeled_time_beats_one_chip(runs):
         assert two.modeled_device_s < one.modeled_device_s
 
 
-def _stack():
+def _stack(mesh=(1, 2)):
     from ttprefill.device.mesh import SimMesh
     from ttprefill.engine import make_mixers
 
-    return make_mixers("sim", TINY, 64, _options("pipeline"), SimMesh((1, 2)), weights=WEIGHTS)
+    return make_mixers("sim", TINY, 64, _options("pipeline"), SimMesh(mesh), weights=WEIGHTS)
+
+
+def _chunks(n: int, seed: int = 5) -> list[UpcomingChunk]:
+    tokens = np.random.default_rng(seed).integers(0, TINY.vocab_size, n * CHUNK)
+    pages = tuple(range(n))
+    return [UpcomingChunk(tuple(tokens[c * CHUNK:(c + 1) * CHUNK]), ChunkContext(c * CHUNK, CHUNK, pages),
+                          need_logits=c == n - 1) for c in range(n)]
+
+
+def test_a_stage_holds_at_most_one_run_whose_results_are_not_taken_beside_the_one_it_starts(monkeypatch):
+    """Three stages, six chunks forwarded with the look-ahead: a run's results (rows, checkpoint states) stay on
+    its chip until the stack takes them, which the memory plan counts as one run a stage (none on the last). At
+    every start, the stage's earlier runs not yet finished are counted."""
+    from ttprefill.model import device_stack
+
+    stack = _stack((1, 3))
+    held = {id(stage): [] for stage in stack.stages}
+    most = {id(stage): 0 for stage in stack.stages}
+    start = device_stack.DeviceStack.start
+
+    def counting_start(self, *args, **kwargs):
+        mine = held[id(self)]
+        mine[:] = [s for s in mine if not s.finished]
+        most[id(self)] = max(most[id(self)], len(mine))
+        started = start(self, *args, **kwargs)
+        mine.append(started)
+        return started
+
+    monkeypatch.setattr(device_stack.DeviceStack, "start", counting_start)
+    chunks = _chunks(6)
+    state = stack.new_state()
+    try:
+        for c, chunk in enumerate(chunks):
+            stack.forward(chunk.tokens, state, chunk.context, need_logits=chunk.need_logits,
+                          upcoming=tuple(chunks[c + 1:c + 1 + stack.lookahead]))
+        assert [most[id(stage)] for stage in stack.stages] == [1, 1, 0]
+    finally:
+        stack.release(state)
+        stack.free()
+
+
+def test_releasing_a_request_with_runs_ahead_frees_what_they_hold():
+    """Stage 0 has run chunk 1 ahead, its rows and states still on its chip: releasing the request drops them."""
+    stack = _stack()
+    chunk = _chunks(2)
+    state = stack.new_state()
+    before = stack.device.dram_bytes_in_use()
+    try:
+        stack.forward(chunk[0].tokens, state, chunk[0].context, need_logits=False, upcoming=(chunk[1],))
+        request = stack._requests[id(state)][1]
+        assert [list(ran) for ran in request.ran] == [[CHUNK], []]
+        assert request.ran[0][CHUNK].started is not None and not request.ran[0][CHUNK].started.finished
+    finally:
+        stack.release(state)
+    assert stack.device.dram_bytes_in_use() == before
+    stack.free()
 
 
 def test_stages_run_ahead_on_the_chunks_given_and_refuse_another():
     stack = _stack()
-    tokens = np.random.default_rng(5).integers(0, TINY.vocab_size, 3 * CHUNK)
-    pages = tuple(range(3))
-    chunk = [UpcomingChunk(tuple(tokens[c * CHUNK:(c + 1) * CHUNK]), ChunkContext(c * CHUNK, CHUNK, pages),
-                           need_logits=c == 2) for c in range(3)]
+    chunk = _chunks(3)
     state = stack.new_state()
     before = stack.device.dram_bytes_in_use()
     try:

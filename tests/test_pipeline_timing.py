@@ -109,11 +109,10 @@ def test_schedule_refuses_malformed_steps():
 
 def test_each_forward_runs_every_stage_as_far_ahead_as_its_place_allows():
     """Four stages, chunks known two ahead of the forwarded one at most: stage k runs up to 3 - k ahead, what the
-    chunks known allow, and not what it ran before; the fed runs go by wavefront (chunk + stage)."""
+    chunks known allow, and not what it ran before; the runs go by wavefront (chunk + stage), then by stage, so a
+    stage's next run is queued before the host waits for the rows its last one hands on."""
     first = forward_runs(4, known=3, ran=[0, 0, 0, 0])
-    assert sorted(first) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (3, 0)]
-    assert first[:3] == [(0, 0), (0, 1), (0, 2)]  # only stage 0's input is on the host
-    assert first[3:] == [(1, 0), (1, 1), (2, 0), (1, 2), (2, 1), (3, 0)]
+    assert first == [(0, 0), (0, 1), (1, 0), (0, 2), (1, 1), (2, 0), (1, 2), (2, 1), (3, 0)]
     # the next forward (counted from its own chunk, known 3 ahead now): stage 0 ran two of its chunks in the first
     # (it could not go past the chunks known then) and catches up, the others go one chunk further each
     assert sorted(forward_runs(4, known=4, ran=[2, 2, 1, 0])) == [(0, 2), (0, 3), (1, 2), (2, 1), (3, 0)]

@@ -168,16 +168,16 @@ class StageRun:
 def forward_runs(stages: int, known: int, ran: list[int]) -> list[tuple[int, int]]:
     """(stage k, chunk j) of one forward's runs in the order the pipeline stack issues them; j counts from the
     forwarded chunk (0) through the chunks known to come next (known - 1). Stage k runs every chunk it has not
-    run yet (it ran ran[k] of them ahead in earlier forwards) up to stages - 1 - k ahead. Issue order: first the
-    runs whose input is on the host or the device already, then those fed by another run of this forward by
-    wavefront (j + k), so that while the host waits for one stage's rows the stages behind it are already
-    issued."""
+    run yet (it ran ran[k] of them ahead in earlier forwards) up to stages - 1 - k ahead. Issue order: by wavefront
+    (j + k), then by stage: a run fed by stage k - 1 comes a wavefront after the run that feeds it, and stage
+    k - 1's next run goes out before the host waits for those rows, so every stage has its next run queued while
+    the host waits, and a stage holds at most one run beyond the one its successor is about to take (its results
+    stay on the device until taken: model/pipeline_stack.py)."""
     if known < 1 or len(ran) != stages:
         raise ValueError(f"a forward knows at least its own chunk and how far each of the {stages} stages ran; "
                          f"got {known} chunks and {ran}")
     runs = [(k, j) for k in range(stages) for j in range(ran[k], min(stages - 1 - k, known - 1) + 1)]
-    here = set(runs)
-    return sorted(runs, key=lambda r: (r[0] > 0 and (r[0] - 1, r[1]) in here, r[0] + r[1], r[0]))
+    return sorted(runs, key=lambda r: (r[0] + r[1], r[0]))
 
 
 def _name(stage: int, chunk: int) -> str:

@@ -29,11 +29,13 @@ The rules that follow, which stage_devices keeps:
 - A stage's allocations live on its own chip only. The stages' allocators are independent (stage 0 and stage 1
   hand out the same addresses, each on its own chip), and none overlaps a parent buffer: the parent holds none.
 - Concurrency: two stages are on different chips, so their command queues are different hardware queues and work
-  enqueued on stage 0 and on stage 1 runs at the same time on the card. On the host, TTDevice.run waits for its
-  program (synchronize_device on its program queue), so chip 0 running chunk c+1 while chip 1 runs chunk c needs
-  each stage driven from a host thread of its own (or its waits deferred). On an n300 only chip 0 is on PCIe:
-  chip 1's queues are reached through chip 0 and its Ethernet, so both stages' host transfers share chip 0's
-  PCIe link (as device/host_link.py models it).
+  enqueued on stage 0 and on stage 1 runs at the same time on the card. One host thread drives every stage, so it
+  must never wait for one stage while another has nothing queued: TTDevice.run issues a program and returns, a
+  read or write ahead is ordered after the programs on the device (TTDevice._transfers_after_programs), and the
+  pipeline stack takes a stage run's results (DeviceStack.start, then finish) only when the next stage needs its
+  rows or the engine its states, after it has issued the runs that can go on meanwhile (pipeline_timing.
+  forward_runs' order). On an n300 only chip 0 is on PCIe: chip 1's queues are reached through chip 0 and its
+  Ethernet, so both stages' host transfers share chip 0's PCIe link (as device/host_link.py models it).
 - Closing: a stage's close() closes its own submesh only. The parent's close() closes every stage still open
   first (children before the parent, as ttnn wants), then its own mesh, then the fabric it configured. A closed
   stage refuses use with an error that says how it was closed.

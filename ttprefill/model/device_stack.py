@@ -364,17 +364,57 @@ class PendingReads:
 
     def __init__(self, device):
         self.device, self._finish = device, []
+        self.tensors: list = []  # the tensors read: held until wait()
 
     def issue(self, tensors, finish) -> None:
         if self.device.capabilities.transfer_queue:
             for t in tensors:
                 self.device.read_ahead(t)
+        self.tensors += tensors
         self._finish.append(finish)
 
     def wait(self) -> None:
         finish, self._finish = self._finish, []
         for f in finish:
             f()
+
+
+class StartedChunk:
+    """A chunk whose programs are issued and whose host reads are in flight (DeviceStack.start): of the chunk's
+    tensors only those read are still held (the rest are freed at once: on a card the programs issued before
+    the free still use them, and the queue runs any later user after them). finish() waits for the reads, stores
+    the checkpoint states, frees the tensors read and returns what forward returns; abandon() frees them without
+    the results (a request released before its chunk was collected)."""
+
+    def __init__(self, scratch: Scratch, reads: PendingReads, result):
+        self._scratch = Scratch(scratch.device)
+        self._scratch.tensors = [t for t in scratch.tensors if any(t is r for r in reads.tensors)]
+        scratch.tensors = [t for t in scratch.tensors if not any(t is h for h in self._scratch.tensors)]
+        scratch.free()
+        self._reads, self._result = reads, result
+        self.finished = False
+
+    def finish(self):
+        if self.finished:
+            raise DeviceStackError("this chunk's results were taken already (finish) or dropped (abandon)")
+        self.finished = True
+        try:
+            self._reads.wait()
+            return self._result()
+        finally:
+            self._scratch.free()
+
+    def abandon(self) -> None:
+        if not self.finished:
+            self.finished = True
+            self._scratch.free()  # a card waits for any read still in flight before the memory is reused
+
+
+def _set_states(state: ModelState, values: dict[int, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Host GDN states (layer -> (conv, recurrent), as read up) into `state`'s host tensors."""
+    for i, (conv, rec) in values.items():
+        state.conv_states[i] = torch.from_numpy(np.ascontiguousarray(conv, np.float32))
+        state.recurrent_states[i] = torch.from_numpy(rec.reshape(state.recurrent_states[i].shape).copy())
 
 
 def _no_pause() -> None:
@@ -723,17 +763,21 @@ class DeviceStack:
 
     def sync_to_host(self, state: ModelState) -> int:
         """Copies the GDN states of `state` from the device into its host tensors (a checkpoint); bytes moved."""
+        values, moved = self._states_on_host(state)
+        _set_states(state, values)
+        return moved
+
+    def _states_on_host(self, state: ModelState) -> tuple[dict[int, tuple[np.ndarray, np.ndarray]], int]:
+        """The GDN states `state` has on the device now, read up: layer -> (conv, recurrent); bytes moved."""
         held = self._states.get(id(state))
         if held is None or held[0] is not state:
-            return 0
-        moved = 0
+            return {}, 0
+        values, moved = {}, 0
         for i, d in held[1].items():
-            conv, rec = self.split.download_gdn_state(self.device, d.conv, d.rec)
-            state.conv_states[i] = torch.from_numpy(np.ascontiguousarray(conv, np.float32))
-            state.recurrent_states[i] = torch.from_numpy(rec.reshape(state.recurrent_states[i].shape).copy())
+            values[i] = self.split.download_gdn_state(self.device, d.conv, d.rec)
             moved += (d.conv.nbytes + d.rec.nbytes) * self.copies
         self.traffic.add("up", "gdn_checkpoint", moved)
-        return moved
+        return values, moved
 
     def release(self, state: ModelState) -> None:
         ahead = self._prefetched.pop(id(state), None)
@@ -770,10 +814,21 @@ class DeviceStack:
             self._sub_devices = False
 
     # ---- one chunk
-    @torch.no_grad()
     def forward(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True,
                 sync_end: bool = False, upcoming: tuple[UpcomingChunk, ...] = (), rows: np.ndarray | None = None):
-        """Runs one chunk and advances `state`; returns the last token's logits [vocab] (fp32 torch) when
+        """start(...).finish(): one chunk run and its results on the host."""
+        return self.start(tokens, state, context, need_logits, sync_end, upcoming, rows).finish()
+
+    @torch.no_grad()
+    def start(self, tokens, state: ModelState, context: ChunkContext, need_logits: bool = True,
+              sync_end: bool = False, upcoming: tuple[UpcomingChunk, ...] = (), rows: np.ndarray | None = None
+              ) -> "StartedChunk":
+        """Issues one chunk's programs and its host reads and advances `state`'s position; the chunk's results come
+        with the returned StartedChunk's finish(), which the next chunk of the same state need not wait for (a
+        pipeline stage goes on while the stage after it takes the rows). A state's chunks finish in the order they
+        started.
+
+        forward's results: the last token's logits [vocab] (fp32 torch) when
         need_logits, else None (the LM head then does not run). sync_end: also bring the GDN states the chunk
         leaves into `state`'s host tensors (what sync_to_host does), in the same reads as the checkpoints
         inside the chunk (a chunk shorter than the conv state reads them with sync_to_host). upcoming: the
@@ -812,10 +867,12 @@ class DeviceStack:
         reads = PendingReads(self.device)
         try:
             with self._compute_grid():
-                return self._run_chunk(s, reads, tokens, state, context, states, offsets, bounds, end_shared,
-                                       need_logits, sync_end, upcoming[0].tokens if upcoming else None, rows)
-        finally:
+                result = self._run_chunk(s, reads, tokens, state, context, states, offsets, bounds, end_shared,
+                                         need_logits, sync_end, upcoming[0].tokens if upcoming else None, rows)
+        except BaseException:
             s.free()
+            raise
+        return StartedChunk(s, reads, result)
 
     def _run_chunk(self, s: Scratch, reads: PendingReads, tokens, state: ModelState, context: ChunkContext,
                    states: dict, offsets: tuple[int, ...], bounds, end_shared: bool, need_logits: bool,
@@ -864,15 +921,18 @@ class DeviceStack:
             interleaver.run([lambda b=b: layers(b) for b in batches])
         finally:
             self.runner.pause = _no_pause
-        reads.wait()  # the host's checkpoint store needs the chunk's states
         state.num_tokens += T
-        if sync_end and not end_shared:
-            self.sync_to_host(state)
-        if not self.last_stage:  # the rows the next stage starts from
-            out = self.device.download(batches[-1].x.rows)[:T]
-            self.traffic.add("up", HANDOFF, batches[-1].x.rows.nbytes)
-            return out
-        return self._last_logits(s, batches[-1].x) if need_logits else None
+        if sync_end and not end_shared:  # read now, before a later chunk moves the states on; stored at finish
+            values = self._states_on_host(state)[0]
+            reads.issue((), lambda: _set_states(state, values))
+        if not self.last_stage:  # the rows the next stage starts from, read beside the stage's next chunk
+            x = batches[-1].x.rows
+            self.traffic.add("up", HANDOFF, x.nbytes)
+            out = []
+            reads.issue((x,), lambda: out.append(self.device.download(x)[:T]))
+            return lambda: out[0]
+        logits = self._last_logits(s, batches[-1].x) if need_logits else None
+        return lambda: logits
 
     def _compute_grid(self):
         """The worker grid a chunk's programs are planned on: with micro-batches on a mesh, the compute
@@ -905,10 +965,11 @@ class DeviceStack:
             return
         start = state.num_tokens + first
         end = state.num_tokens + (x.tokens if chunk_tokens is None else chunk_tokens)
+        checkpoints = state.checkpoints  # this chunk's: a later chunk may have started by the time they land
 
         def store() -> None:
             for offset, (conv, rec) in self.split.download_checkpoints(self.device, kept).items():
-                checkpoint = state if start + offset == end else state.checkpoints[start + offset]
+                checkpoint = state if start + offset == end else checkpoints[start + offset]
                 checkpoint.conv_states[layer] = torch.from_numpy(conv)
                 shape = state.recurrent_states[layer].shape
                 checkpoint.recurrent_states[layer] = torch.from_numpy(rec.reshape(shape))

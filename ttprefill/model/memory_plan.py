@@ -245,11 +245,16 @@ def activation_bytes(config: ModelConfig, chunk_tokens: int, gdn_chunk: int | No
 
 def _stage_parts(config: ModelConfig, layers: range, *, weight_format: str, cache_budget_bytes: int,
                  chunk_tokens: int, rope_positions: int, gdn_chunk: int | None, block_tokens: int | None,
-                 kv_pages: int) -> dict[str, int]:
+                 kv_pages: int, runs_ahead: int) -> dict[str, int]:
     """What the chip of one pipeline stage holds (model/pipeline_stack.py): its layers' weights, K/V pools, GDN
     states and checkpoint tensors; one chip's chunk working set; the input buffer on the first stage; the RoPE
-    tables and page table where it has attention layers."""
+    tables and page table where it has attention layers; and the chunks it has run whose results the host has yet
+    to take (`runs_ahead`, beside the one it runs; DeviceStack.start): each holds its checkpoint tensors and, on
+    every stage but the last, the rows it hands on."""
     attention = sum(1 for i in config.attention_layers if i in layers)
+    last = layers.stop == config.num_layers
+    rows = 0 if last else _tiles(-(-chunk_tokens // TILE) * TILE, config.hidden_size) * TILE_BYTES["bf16"]
+    checkpoints = checkpoint_read_bytes(config, chunk_tokens, gdn_chunk, block_tokens, layers)
     return {
         "weights": weight_bytes(config, weight_format, layers),
         # every attention layer's pools hold the same pages: the stage's share of the budget
@@ -260,6 +265,7 @@ def _stage_parts(config: ModelConfig, layers: range, *, weight_format: str, cach
         "input_buffer": input_buffer_bytes(config, chunk_tokens) if layers.start == 0 else 0,
         "rope_tables": rope_table_bytes(config, rope_positions) if attention else 0,
         "page_table": page_table_bytes(config, kv_pages) if attention else 0,
+        "runs_ahead": runs_ahead * (rows + checkpoints),
     }
 
 
@@ -320,10 +326,12 @@ def plan_memory(config: ModelConfig, *, weight_format: str, cache_budget_bytes: 
     if cache_budget_bytes < 0 or chunk_tokens < 1:
         raise MemoryPlanError("cache_budget_bytes must be >= 0 and chunk_tokens >= 1")
     if parallel == PIPELINE and chips > 1:
+        # Every stage but the last holds one run beside the one it runs: the pipeline stack takes a run's results
+        # when the next stage takes its rows, issued a wavefront after it (pipeline_timing.forward_runs).
         stages = [_stage_parts(config, layers, weight_format=weight_format, cache_budget_bytes=cache_budget_bytes,
                                chunk_tokens=chunk_tokens, rope_positions=rope_positions, gdn_chunk=gdn_chunk,
-                               block_tokens=block_tokens, kv_pages=kv_pages)
-                  for layers in stage_layers(config.num_layers, chips)]
+                               block_tokens=block_tokens, kv_pages=kv_pages, runs_ahead=int(k < chips - 1))
+                  for k, layers in enumerate(stage_layers(config.num_layers, chips))]
         return MemoryPlan(config.name, weight_format, chips, max(stages, key=lambda parts: sum(parts.values())))
     chip = TensorParallelPlan(config, chips, scheme).chip_config(0) if chips > 1 else config
     parts = {

@@ -36,7 +36,7 @@ from ttprefill.device.host_link import HostTransfer
 from ttprefill.device.pipeline_timing import HANDOFF, StageRun, forward_runs, forward_time
 from ttprefill.device.program import DataFormat
 from ttprefill.model.config import ModelConfig
-from ttprefill.model.device_stack import ChunkTraffic, DeviceStack, DeviceStackError
+from ttprefill.model.device_stack import ChunkTraffic, DeviceStack, DeviceStackError, StartedChunk
 from ttprefill.model.pipeline_split import stage_layers
 from ttprefill.model.stack import ChunkContext, ModelState, UpcomingChunk
 from ttprefill.model.tensor_parallel_device import CollectiveTimes
@@ -60,12 +60,14 @@ def stage_devices(device) -> list:
 
 @dataclass
 class _Ran:
-    """One stage's run of one chunk, kept until the forward of that chunk collects it."""
+    """One stage's run of one chunk, kept until the forward of that chunk collects it: started (its programs
+    issued, its reads in flight), then finished once its rows or its states are needed."""
 
     chunk: UpcomingChunk  # what it ran
-    checkpoints: dict[int, ModelState]  # its layers' states at the chunk's inner checkpoints
-    end_state: tuple[dict, dict] | None  # its layers' (conv, recurrent) states at the chunk's end, when sync_end
-    out: object  # the rows the next stage starts from, or (last stage) the logits or None
+    started: StartedChunk | None  # until finished
+    checkpoints: dict[int, ModelState]  # its layers' states at the chunk's inner checkpoints (filled at finish)
+    end_state: tuple[dict, dict] | None = None  # its layers' (conv, recurrent) states at the chunk's end, sync_end
+    out: object = None  # the rows the next stage starts from, or (last stage) the logits or None
 
 
 @dataclass
@@ -156,8 +158,10 @@ class PipelineStack:
 
     def release(self, state: ModelState) -> None:
         held = self._requests.pop(id(state), None)
-        if held is not None:  # every stage's part, even when one stage's release fails
-            run_each([partial(stage.release, part) for stage, part in zip(self.stages, held[1].stage_states)])
+        if held is not None:  # every run not collected, then every stage's part, even when one step fails
+            request = held[1]
+            run_each([r.started.abandon for ran in request.ran for r in ran.values() if r.started is not None]
+                     + [partial(stage.release, part) for stage, part in zip(self.stages, request.stage_states)])
 
     def free(self) -> None:
         """Every request's state and every stage's weights and pools, each stage freed even when another fails."""
@@ -183,6 +187,18 @@ class PipelineStack:
             timed.append(self._run(request, k, wanted, j))
         self._time(timed)
         return self._collect(state, request, wanted[0])
+
+    def _finished(self, request: _Request, k: int, start: int) -> _Ran:
+        """Stage k's run of the chunk at `start` with its results on the host: its reads waited for (on a card the
+        host waits here for that run's programs, while the runs issued after it go on)."""
+        ran = request.ran[k][start]
+        if ran.started is not None:
+            started, ran.started = ran.started, None
+            ran.out = started.finish()
+            if ran.chunk.sync_end:  # the stage's runs finish in order: its part holds this chunk's end states now
+                part = request.stage_states[k]
+                ran.end_state = (dict(part.conv_states), dict(part.recurrent_states))
+        return ran
 
     def _runs(self, request: _Request, wanted: list[UpcomingChunk]) -> list[tuple[int, int]]:
         """(stage, index into wanted) of the runs this forward makes, in issue order (pipeline_timing.forward_runs);
@@ -212,15 +228,14 @@ class PipelineStack:
         start = chunk.context.start
         rows = None
         if k > 0:  # the rows the stage before handed on, no longer kept once taken
-            before = request.ran[k - 1][start]
+            before = self._finished(request, k - 1, start)
             rows, before.out = before.out, None
         seconds, moved = stage.modeled_s, _handoff_bytes(stage)
-        out = stage.forward(chunk.tokens, part, chunk.context, need_logits=chunk.need_logits,
-                            sync_end=chunk.sync_end, upcoming=tuple(wanted[j + 1:j + 2]), rows=rows)
+        started = stage.start(chunk.tokens, part, chunk.context, need_logits=chunk.need_logits,
+                              sync_end=chunk.sync_end, upcoming=tuple(wanted[j + 1:j + 2]), rows=rows)
         seconds = stage.modeled_s - seconds
         down, up = (after - b for after, b in zip(_handoff_bytes(stage), moved))  # the rows in, the rows out
-        end = (dict(part.conv_states), dict(part.recurrent_states)) if chunk.sync_end else None
-        request.ran[k][start] = _Ran(chunk, part.checkpoints, end, out)
+        request.ran[k][start] = _Ran(chunk, started, part.checkpoints)
         part.checkpoints = {}
         page = BF16.tile_bytes  # the rows are a bf16 tiled tensor
         return StageRun(k, j, seconds, uploads=(HostTransfer(HANDOFF, "down", down, page),) if down else (),
@@ -236,7 +251,9 @@ class PipelineStack:
     def _collect(self, state: ModelState, request: _Request, chunk: UpcomingChunk):
         """The forwarded chunk's results from every stage into the engine's `state`; its logits (or None)."""
         start = chunk.context.start
-        ran = [request.ran[k].pop(start) for k in range(len(self.stages))]
+        ran = [self._finished(request, k, start) for k in range(len(self.stages))]
+        for k in range(len(self.stages)):
+            del request.ran[k][start]
         state.checkpoints = {p: ModelState(p) for p in chunk.context.checkpoints}
         for r in ran:
             for p, part in r.checkpoints.items():

@@ -154,26 +154,34 @@ def test_each_stage_holds_its_layers_only_on_its_own_chip(runs):
 
 
 def _expected_reads() -> list:
-    """Every read, in order, with its chip: in each stage run, the GDN checkpoint reads of its layers (conv rows in
-    row-major bf16 pages, the recurrent state in fp32 tiles) when the chunk ends on a checkpoint, then stage 0's rows
-    for stage 1 ([T, hidden]) or, on the last chunk, stage 1's logits row; at the end the prompt's end state (not a
-    checkpoint) comes up whole, stage by stage."""
+    """Every read, in order, with its chip. A stage run's reads are taken when the stack finishes it: stage 0's
+    run of chunk c just before stage 1's run of c starts (which needs its rows), stage 1's run as its forward
+    ends. A finish reads the GDN checkpoint states of the stage's layers (conv rows in row-major bf16 pages, the
+    recurrent state in fp32 tiles) when the chunk ends on a checkpoint, then on stage 0 the rows for stage 1
+    ([T, hidden]). Stage 1's run of the last chunk reads the logits row as it runs. At the end the prompt's end
+    state (not a checkpoint) comes up whole, stage by stage."""
     conv = 2 * GDN_QK * HEAD_DIM + GDN_V * HEAD_DIM
     rec = [GDN_V * HEAD_DIM, HEAD_DIM]
     pages = CONV_ROWS * -(-conv // PAGE_VALUES)
     rec_tiles = -(-rec[0] // TILE) * -(-rec[1] // TILE)
     ends = np.cumsum(CHUNKS).tolist()
     expected = []
-    for stage, c in _issue_order():
+
+    def finish(stage: int, c: int) -> None:
         if ends[c] in CHECKPOINTS:
             for _ in _gdn_layers(stage):
                 expected.append(["read", "read_pages", [TILE, TILE * pages], [0, pages], [pages * 2048], stage])
                 expected.append(["read", "read_pages", rec, [0, rec_tiles], [rec_tiles * 4096], stage])
         if stage == 0:
             expected.append(["read", "download", [CHUNKS[c], HIDDEN], [], [CHUNKS[c], HIDDEN], stage])
-        elif c == len(CHUNKS) - 1:
-            width = -(-VOCAB // PAGE_VALUES)
-            expected.append(["read", "read_pages", [TILE, TILE * width], [0, width], [width * 2048], stage])
+
+    for stage, c in _issue_order():
+        if stage == 1:  # the last run of its forward: stage 0's run of c finished before it, it after
+            finish(0, c)
+            if c == len(CHUNKS) - 1:
+                width = -(-VOCAB // PAGE_VALUES)
+                expected.append(["read", "read_pages", [TILE, TILE * width], [0, width], [width * 2048], stage])
+            finish(1, c)
     for stage in range(len(STAGES)):
         for _ in _gdn_layers(stage):
             expected.append(["read", "download", [CONV_ROWS, conv], [], [CONV_ROWS, conv], stage])
