@@ -33,11 +33,11 @@ SCHEDULE_NOTE = (
     "lone request), each forward scheduled from the end of the one before (device/pipeline_timing.py: a program "
     "and a transfer queue per stage, the cards' PCIe links shared, the second chip of an n300 behind the first's "
     "Ethernet); the runs a forward makes are issued as the pipeline stack issues them (pipeline_timing.forward_runs: "
-    "those with their input at hand first, then the others by wavefront, each once the host holds the rows it "
-    "takes); a stage's GDN layer's checkpoint reads are issued when its GDN block is done, beside the blocks after "
-    "it (as DeviceStack issues them), the hand-off rows and the logits after all of its programs; stage 0 uploads the next chunk's embeddings beside its programs "
-    "(its next run does not wait for them: they are far shorter than a chunk's programs); the DRAM traffic of the "
-    "transfers beside the programs is not charged")
+    "by wavefront, chunk + stage, then by stage, each once the host holds the rows it takes); a stage's GDN layer's "
+    "checkpoint reads are issued when its GDN block is done, beside the blocks after it (as DeviceStack issues "
+    "them), the hand-off rows and the logits after all of its programs; stage 0 uploads the next chunk's embeddings "
+    "beside its programs (its next run does not wait for them: they are far shorter than a chunk's programs); the "
+    "DRAM traffic of the transfers beside the programs is not charged")
 
 
 @dataclass(frozen=True)

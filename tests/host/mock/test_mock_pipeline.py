@@ -118,6 +118,21 @@ def test_each_stage_runs_its_layers_and_stage_0_runs_a_chunk_ahead(runs):
     assert head == [1]
 
 
+def test_the_host_waits_for_a_stage_only_with_its_next_run_queued(runs):
+    """What makes the stages overlap on a card with one host thread: the host reads stage 0's rows of chunk c (a
+    wait for chip 0) only after it has issued stage 0's run of chunk c + 1, so chip 0 works on c + 1 while the
+    host hands c on to chip 1. Stage 0's runs are told apart by their GDN scans (one per GDN layer each)."""
+    events = _not_closing(runs["tt"])
+    scans = [i for i, e in enumerate(events) if e[0] == "program" and e[2].startswith("gdn_scan") and e[3] == 0]
+    per_run = len(_gdn_layers(0))
+    run_starts = scans[::per_run]
+    row_reads = [i for i, e in enumerate(events)
+                 if e[0] == "read" and e[1] == "download" and e[-1] == 0 and e[2] == [e[2][0], HIDDEN]]
+    assert len(run_starts) == len(row_reads) == len(CHUNKS)
+    for c in range(len(CHUNKS) - 1):
+        assert run_starts[c + 1] < row_reads[c], (c, run_starts, row_reads)
+
+
 def _stage_weights(stage: int) -> Counter:
     """The resident weights of a stage whose shape the model fixes (k_in x n_out), counted (as test_mock_prefill's,
     whole heads on one chip): per GDN layer in_proj_qkv, out_proj and the conv taps; per attention layer the fused

@@ -212,8 +212,13 @@ def test_every_read_brings_back_what_the_simulators_does_and_the_split_derives(r
     rec = [c["v"] * D, D]  # the recurrent state of the chip's v heads, fp32
     gdn_layers = case.layers - len(case.attention_layers)
     expected, end = [], 0
-    for t in case.chunks:
+    width = -(-c["vocab"] // PAGE_VALUES) * n
+    for i, t in enumerate(case.chunks):
         end += t
+        if i == len(case.chunks) - 1:
+            # the gathered logits row, once, every chip's pages: read as the last chunk runs, before the chunk's
+            # checkpoint reads are taken (DeviceStack.start, then finish)
+            expected.append(["read_pages", [TILE, TILE * width], [0, width], [width * 2048]])
         if end % BLOCK == 0:
             # a chunk ending on a prefix-cache block keeps its end state: per GDN layer, each chip's shard of the
             # conv rows (row-major bf16 pages) and of the recurrent state (fp32 tiles), each read whole
@@ -228,9 +233,6 @@ def test_every_read_brings_back_what_the_simulators_does_and_the_split_derives(r
                     else:
                         expected.append(["read_shard_pages", conv_rows, [chip, 0, pages], [pages * 2048]])
                         expected.append(["read_shard_pages", rec, [chip, 0, rec_tiles], [rec_tiles * 4096]])
-    # the gathered logits row, once: every chip's pages
-    width = -(-c["vocab"] // PAGE_VALUES) * n
-    expected.append(["read_pages", [TILE, TILE * width], [0, width], [width * 2048]])
     if end % BLOCK:  # the prompt's end state was not a checkpoint: it comes up whole for the result
         for _ in range(gdn_layers):
             if n == 1:
