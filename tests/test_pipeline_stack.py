@@ -147,6 +147,41 @@ def test_releasing_a_request_with_runs_ahead_frees_what_they_hold():
     stack.free()
 
 
+def _end_states_after_each_forward(lookahead: bool, overlap_transfers: bool, n: int = 3) -> list[dict]:
+    """The engine state's GDN states after each forward of n chunks that each end on a checkpoint (sync_end)."""
+    stack = _stack()
+    for stage in stack.stages:
+        stage.overlap_transfers = overlap_transfers
+    chunks = [UpcomingChunk(c.tokens, c.context, sync_end=True, need_logits=c.need_logits) for c in _chunks(n)]
+    state = stack.new_state()
+    ends = []
+    try:
+        for c, chunk in enumerate(chunks):
+            upcoming = tuple(chunks[c + 1:c + 1 + stack.lookahead]) if lookahead else ()
+            stack.forward(chunk.tokens, state, chunk.context, need_logits=chunk.need_logits, sync_end=True,
+                          upcoming=upcoming)
+            ends.append({i: (state.conv_states[i].numpy().copy(), state.recurrent_states[i].numpy().copy())
+                         for i in TINY.gdn_layers})
+    finally:
+        stack.release(state)
+        stack.free()
+    return ends
+
+
+def test_a_chunks_end_state_is_its_own_when_the_stage_has_started_the_next_chunk():
+    """Stage 0 starts chunk c + 1 before stage 1 takes chunk c's rows (which finishes stage 0's run of c): the end
+    state collected for c must still be c's, with the checkpoint reads beside the programs and read at once
+    (overlap_transfers off, which stored the end state at start, so chunk c + 1's replaced c's). Against the
+    same chunks forwarded one at a time (no look-ahead: every run finished before the next starts), bit for bit."""
+    one_at_a_time = _end_states_after_each_forward(lookahead=False, overlap_transfers=True)
+    for overlap in (True, False):
+        ahead = _end_states_after_each_forward(lookahead=True, overlap_transfers=overlap)
+        for c, (want, got) in enumerate(zip(one_at_a_time, ahead)):
+            for i in TINY.gdn_layers:
+                assert np.array_equal(want[i][0], got[i][0]) and np.array_equal(want[i][1], got[i][1]), \
+                    (overlap, c, i)
+
+
 def test_stages_run_ahead_on_the_chunks_given_and_refuse_another():
     stack = _stack()
     chunk = _chunks(3)

@@ -957,9 +957,9 @@ class DeviceStack:
                    normed=None, first: int = 0, chunk_tokens: int | None = None) -> None:
         """A GDN block of the micro-batch `first` tokens into a chunk of `chunk_tokens` (the whole chunk: 0 and
         None); offsets count from the micro-batch's start. The states at the chunk's checkpoints come up into
-        state.checkpoints, the one at its end (when asked for) into `state` itself: read beside the later blocks,
-        their tensors held in the chunk's scratch until the chunk ends (or read at once when overlap_transfers is
-        off)."""
+        state.checkpoints, the one at its end (when asked for) into `state` itself, stored when the chunk finishes
+        (StartedChunk.finish): read beside the later blocks, their tensors held until then (or read at once when
+        overlap_transfers is off)."""
         kept = self.runner.gdn_block(s, x, lw, dev_state, offsets, normed)
         if kept is None:
             return
@@ -967,8 +967,8 @@ class DeviceStack:
         end = state.num_tokens + (x.tokens if chunk_tokens is None else chunk_tokens)
         checkpoints = state.checkpoints  # this chunk's: a later chunk may have started by the time they land
 
-        def store() -> None:
-            for offset, (conv, rec) in self.split.download_checkpoints(self.device, kept).items():
+        def store(values: dict[int, tuple[np.ndarray, np.ndarray]]) -> None:
+            for offset, (conv, rec) in values.items():
                 checkpoint = state if start + offset == end else checkpoints[start + offset]
                 checkpoint.conv_states[layer] = torch.from_numpy(conv)
                 shape = state.recurrent_states[layer].shape
@@ -976,12 +976,15 @@ class DeviceStack:
 
         self.traffic.add("up", "gdn_checkpoint", kept.nbytes * self.copies)
         if not self.overlap_transfers:
-            store()
+            # read now, stored at finish all the same: the end state goes into `state` itself, which a pipeline
+            # stage's next chunk, started before this one finishes, would otherwise overwrite first
+            values = self.split.download_checkpoints(self.device, kept)
+            reads.issue((), lambda: store(values))
             return
         held = (kept.conv_rows.tensor, kept.recurrent)
         s.tensors = [t for t in s.tensors if not any(t is h for h in held)]  # by identity: the chunk frees them
         chunk.tensors += held
-        reads.issue(held, store)
+        reads.issue(held, lambda: store(self.split.download_checkpoints(self.device, kept)))
 
     def _chunk_input(self, s: Scratch, state: ModelState, start: int, tokens: np.ndarray, bounds) -> list:
         """The residual stream of each of the chunk's micro-batches (bounds: their first token and length): the
