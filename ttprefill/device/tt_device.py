@@ -306,9 +306,10 @@ class TTDevice:
     split, model/tensor_parallel_device.py's MeshSplit, needs for per-chip weights and states);
     `run` runs one program on every chip, `run_per_chip` one per chip through ttnn.MeshProgramDescriptor;
     all_gather / reduce_scatter / all_reduce are ttnn's, over the fabric opened with the mesh
-    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"). Programs and collectives are issued, not waited for: the card runs them in
-    queue order while the host goes on, and the host waits only for data it reads, or before a transfer on the
-    other queue that must come after them. The device opens with two command queues: programs and collectives on
+    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"). Programs and collectives are issued, not waited
+    for: the card runs them in queue order while the host goes on, and the host waits only for data it reads (and,
+    with sub-devices, before a collective; on the mock, before a transfer that must come after the programs:
+    _transfers_after_programs). The device opens with two command queues: programs and collectives on
     the first, read_ahead / write_ahead on the second, beside them (the device stack's checkpoint reads and
     next-chunk embeddings). `stage_devices` hands the chips to
     one one-chip TTDevice each, over ttnn submeshes (device/tt_stages.py), for the pipeline split.
@@ -637,9 +638,9 @@ class TTDevice:
     def open_sub_devices(self, compute_cores: int, load: bool = True) -> None:
         """Splits each chip's worker grid into two ttnn sub-devices, the first `compute_cores` cores for the
         programs (which the planners keep to, hw.compute_sub_device) and the rest for the collectives' workers
-        (subdevice_id), and loads them (load=False: the manager made, not loaded). Then the programs' queue no
-        longer waits after each program: a collective issued after a program waits for the programs issued so far
-        (an event on the compute sub-device), and a program that reads a collective's output waits for that
+        (subdevice_id), and loads them (load=False: the manager made, not loaded). Then a collective issued after
+        a program waits for the programs issued so far (the host waits for an event on the compute sub-device, as
+        the two sub-devices' work is not in queue order), and a program that reads a collective's output waits for that
         collective (an event on the collectives' sub-device), so the other micro-batch's programs issued between
         them run beside the collective. ttnn 0.81.1's mock n300 accepts the manager and the collectives' and
         events' sub-device arguments but crashes loading the manager (tests/host/mock/test_mock_sub_devices.py)."""
