@@ -367,6 +367,12 @@ class _QueuesTTNN(_StagesTTNN):
         self.calls.append(("from_device", queue_id, blocking))
         return "host copy"
 
+    def Tensor(self, values, **kwargs):
+        return "host tensor"
+
+    def copy_host_to_device_tensor(self, host, tensor, cq_id=None):
+        self.calls.append(("copy_host_to_device_tensor", cq_id))
+
 
 def _read_ahead_calls(monkeypatch, tmp_path, *, mock: bool) -> list[tuple]:
     fake = _QueuesTTNN([(8, 8)])
@@ -394,3 +400,21 @@ def test_the_mock_orders_a_read_ahead_on_the_host_as_its_wait_for_event_crashes(
     assert _read_ahead_calls(monkeypatch, tmp_path, mock=True) == [
         ("record_event", program), ("event_synchronize", "event 1"), ("from_device", transfer, False),
         ("record_event", transfer)]
+
+
+def test_writing_a_shard_waits_for_the_read_ahead_of_what_it_overwrites(monkeypatch, tmp_path):
+    """A read ahead still in flight must land before a write replaces the tensor's contents: write and
+    write_shard (the tensor-parallel split's per-chip weights and states) both wait for it first."""
+    fake = _QueuesTTNN([(8, 8)])
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: fake)
+    monkeypatch.setenv(tt_device.MOCK_CLUSTER_ENV, str(tmp_path / "cluster.yaml"))
+    device = TTDevice((1, 1))
+    for write in (lambda t: device.write(t, np.zeros((32, 32), np.float32)),
+                  lambda t: device.write_shard(t, 0, np.zeros((32, 32), np.float32))):
+        tensor = device.allocate((32, 32), DataFormat.Float16_b)
+        device.read_ahead(tensor)
+        assert fake.calls[-1][0] == "record_event"
+        read_landed = f"event {len(fake.calls)}"  # the fake's name for the event it recorded last
+        fake.calls.clear()
+        write(tensor)
+        assert fake.calls == [("event_synchronize", read_landed), ("copy_host_to_device_tensor", None)]

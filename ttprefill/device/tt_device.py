@@ -537,8 +537,7 @@ class TTDevice:
         want = tensor.global_shape if self.num_chips > 1 else tensor.shape
         if tuple(array.shape) != want:
             raise ValueError(f"cannot write an array of shape {array.shape} into a tensor of shape {want}")
-        self._await_read(tensor)
-        self._await_write(tensor)
+        self._settled(tensor, overwritten=True)
         host = (self._distributed(array, tensor.data_format, tensor.placements) if self.num_chips > 1
                 else self._host_tensor(array, tensor.data_format))
         self._ttnn.copy_host_to_device_tensor(host, tensor.ttnn_tensor)
@@ -569,6 +568,7 @@ class TTDevice:
         tensor.pending_shards[chip] = self._host_tensor(array, tensor.data_format)
         if len(tensor.pending_shards) < chips:
             return
+        self._settled(tensor, overwritten=True)
         ttnn = self._ttnn
         shards = [tensor.pending_shards[c] for c in range(chips)]
         host = ttnn.from_host_shards(shards, ttnn.MeshShape(*self.capabilities.mesh_shape)) if chips > 1 else shards[0]
@@ -780,6 +780,14 @@ class TTDevice:
         if entry is not None and entry[0] is tensor:
             self._ttnn.event_synchronize(entry[2])
 
+    def _settled(self, tensor: TTTensor, *, overwritten: bool) -> None:
+        """Before the device or the host uses the tensor: its write ahead landed and the collective making it (on
+        the collectives' sub-device) done; before it is overwritten, also its read ahead taken."""
+        self._await_write(tensor)
+        self._await_collective(tensor)
+        if overwritten:
+            self._await_read(tensor)
+
     def read_pages(self, tensor: TTTensor, first_page: int, num_pages: int) -> np.ndarray:
         """Pages in the device byte format, like SimDevice.read_pages. On a mesh, the pages of the first chip's
         copy of a replicated tensor. ttnn 0.81.1 has no region read (from_device and copy_device_to_host_tensor
@@ -836,10 +844,7 @@ class TTDevice:
         for name, t in [*program.inputs.items(), *program.outputs.items()]:
             t = self._program_tensor(program, name, t)
             self._check_written(t)
-            self._await_write(t)  # an input written ahead on the transfer queue
-            self._await_collective(t)  # a collective's output, on the collectives' sub-device
-            if name in program.outputs:
-                self._await_read(t)  # a read ahead of what the program overwrites
+            self._settled(t, overwritten=name in program.outputs)
             # By identity: `in` would call ttnn.Tensor.__eq__, which is the device op ttnn.eq (a tensor,
             # always truthy), so it would drop tensors or fail.
             if not any(held is t.ttnn_tensor for held in out):
@@ -941,6 +946,7 @@ class TTDevice:
         """ttnn.all_gather: the group's shards concatenated along `dim` on every chip of the group."""
         self._check_live(tensor)
         self._check_written(tensor)
+        self._settled(tensor, overwritten=False)
         t0 = time.perf_counter()
         dim = norm_dim(dim, len(tensor.shape))
         out = self._ttnn.all_gather(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
@@ -951,6 +957,7 @@ class TTDevice:
         """ttnn.reduce_scatter (sum): chunk i along `dim` of the group's sum on group position i."""
         self._check_live(tensor)
         self._check_written(tensor)
+        self._settled(tensor, overwritten=False)
         t0 = time.perf_counter()
         dim = norm_dim(dim, len(tensor.shape))
         out = self._ttnn.reduce_scatter(tensor.ttnn_tensor, dim, cluster_axis=cluster_axis,
@@ -963,6 +970,7 @@ class TTDevice:
         """ttnn.all_reduce (sum): the group's sum on every chip of the group."""
         self._check_live(tensor)
         self._check_written(tensor)
+        self._settled(tensor, overwritten=False)
         t0 = time.perf_counter()
         out = self._ttnn.all_reduce(tensor.ttnn_tensor, cluster_axis=cluster_axis,
                                     memory_config=self._ttnn.DRAM_MEMORY_CONFIG, topology=self._ttnn_topology(),
@@ -982,6 +990,7 @@ class TTDevice:
         for t in (x, weight):
             self._check_live(t)
             self._check_written(t)
+            self._settled(t, overwritten=False)
         (m, k_shard), (k, n) = x.shape, weight.shape
         t0 = time.perf_counter()
         gathered, out = all_gather_matmul(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k_shard, k, n,
@@ -1003,6 +1012,7 @@ class TTDevice:
         for t in (x, weight):
             self._check_live(t)
             self._check_written(t)
+            self._settled(t, overwritten=False)
         (m, k), (_, n) = x.shape, weight.shape
         t0 = time.perf_counter()
         mm, reduced = matmul_reduce_scatter(self._ttnn, self.mesh, x.ttnn_tensor, weight.ttnn_tensor, m, k, n, chips,
