@@ -312,6 +312,13 @@ class Scratch:
             self.device.free(t)
         self.tensors = []
 
+    def take(self, tensors) -> "Scratch":
+        """Those of `tensors` this scratch holds, moved to a scratch of their own (by identity)."""
+        taken = Scratch(self.device)
+        taken.tensors = [t for t in self.tensors if any(t is x for x in tensors)]
+        self.tensors = [t for t in self.tensors if not any(t is x for x in taken.tensors)]
+        return taken
+
 
 class InputBuffer(Scratch):
     """The next chunk's input, uploaded while the current chunk runs: on a device with a transfer queue
@@ -381,17 +388,13 @@ class PendingReads:
 
 class StartedChunk:
     """A chunk whose programs are issued and whose host reads are in flight (DeviceStack.start): of the chunk's
-    tensors only those read are still held (the rest are freed at once: on a card the programs issued before
-    the free still use them, and the queue runs any later user after them). finish() waits for the reads, stores
+    tensors it holds only those read (start frees the rest at once: on a card the programs issued before the
+    free still use them, and the queue runs any later user after them). finish() waits for the reads, stores
     the checkpoint states, frees the tensors read and returns what forward returns; abandon() frees them without
     the results (a request released before its chunk was collected)."""
 
-    def __init__(self, scratch: Scratch, reads: PendingReads, result):
-        self._scratch = Scratch(scratch.device)
-        self._scratch.tensors = [t for t in scratch.tensors if any(t is r for r in reads.tensors)]
-        scratch.tensors = [t for t in scratch.tensors if not any(t is h for h in self._scratch.tensors)]
-        scratch.free()
-        self._reads, self._result = reads, result
+    def __init__(self, held: Scratch, reads: PendingReads, result):
+        self._scratch, self._reads, self._result = held, reads, result
         self.finished = False
 
     def finish(self):
@@ -872,7 +875,13 @@ class DeviceStack:
         except BaseException:
             s.free()
             raise
-        return StartedChunk(s, reads, result)
+        held = s.take(reads.tensors)  # what the reads still need; the rest is freed now
+        try:
+            s.free()
+        except BaseException:
+            held.free()
+            raise
+        return StartedChunk(held, reads, result)
 
     def _run_chunk(self, s: Scratch, reads: PendingReads, tokens, state: ModelState, context: ChunkContext,
                    states: dict, offsets: tuple[int, ...], bounds, end_shared: bool, need_logits: bool,
