@@ -207,6 +207,24 @@ def test_stages_run_ahead_on_the_chunks_given_and_refuse_another():
     stack.free()
 
 
+def test_the_chunk_size_not_given_follows_the_split_and_a_given_one_wins():
+    """The pipeline pays (stages - 1) chunks to fill and drain, so its default chunk is its own; the default is
+    resolved where it is read, so replacing `parallel` on options made without a chunk size moves it too."""
+    from dataclasses import replace
+
+    from ttprefill.model.pipeline_split import PIPELINE_CHUNK_TOKENS
+    from ttprefill.options import DEFAULT_CHUNK_TOKENS
+
+    assert PIPELINE_CHUNK_TOKENS != DEFAULT_CHUNK_TOKENS
+    assert EngineOptions().tokens_per_chunk == DEFAULT_CHUNK_TOKENS
+    assert EngineOptions(parallel="pipeline").tokens_per_chunk == PIPELINE_CHUNK_TOKENS
+    assert replace(EngineOptions(), parallel="pipeline").tokens_per_chunk == PIPELINE_CHUNK_TOKENS
+    assert EngineOptions(parallel="pipeline", chunk_tokens=512).tokens_per_chunk == 512
+    assert EngineOptions(parallel="pipeline").step_token_budget == PIPELINE_CHUNK_TOKENS
+    with pytest.raises(EngineError, match="chunk_tokens must be a positive integer"):
+        EngineOptions(chunk_tokens=0)
+
+
 def test_pipeline_options_refuse_micro_batches():
     with pytest.raises(EngineError, match="micro_batches=1"):
         EngineOptions(parallel="pipeline", micro_batches=2)

@@ -267,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     defaults = EngineOptions()
     prefill.add_argument("--chunk", type=_positive_int, default=None,
-                         help=f"tokens per device chunk (default {defaults.chunk_tokens})")
+                         help=f"tokens per device chunk (default {defaults.tokens_per_chunk}; with --parallel pipeline "
+                              f"{EngineOptions(parallel='pipeline').tokens_per_chunk})")
     prefill.add_argument("--checkpoint-every", type=_positive_int, default=None,
                          help=f"GDN checkpoint every N cache blocks (default {defaults.checkpoint_every_blocks})")
     prefill.add_argument("--cache-budget-mb", type=_positive_megabytes, default=None,

@@ -310,7 +310,7 @@ class Engine:
         o = self.options
         if chunk.end >= request.num_tokens or len(self.scheduler.running) > 1 or self.scheduler.queued:
             return ()
-        ahead = lone_request_chunks(request.num_tokens, chunk.end, request.checkpoints, max_chunk_tokens=o.chunk_tokens,
+        ahead = lone_request_chunks(request.num_tokens, chunk.end, request.checkpoints, max_chunk_tokens=o.tokens_per_chunk,
                                     token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
         page_table = tuple(request.reservation.page_table)
         return tuple(UpcomingChunk(request.tokens[c.start:c.end],
@@ -376,11 +376,11 @@ def prefix_cache(config: ModelConfig, options: EngineOptions, model_key: str) ->
     o = options
     bytes_per_page = kv_page_bytes(config, o.block_tokens, o.kv_page_format)
     num_pages = o.cache_budget_bytes // bytes_per_page
-    pages_per_chunk = -(-o.chunk_tokens // o.block_tokens)
+    pages_per_chunk = -(-o.tokens_per_chunk // o.block_tokens)
     if num_pages < pages_per_chunk:
         raise EngineError(
             f"cache budget of {o.cache_budget_bytes} bytes holds {num_pages} pages of {bytes_per_page} "
-            f"bytes, fewer than one chunk of {o.chunk_tokens} tokens needs ({pages_per_chunk}); raise the "
+            f"bytes, fewer than one chunk of {o.tokens_per_chunk} tokens needs ({pages_per_chunk}); raise the "
             f"budget to at least {pages_per_chunk * bytes_per_page} bytes or lower the chunk size")
     return PrefixCache(num_pages=num_pages, bytes_per_page=bytes_per_page, model_key=model_key,
                        block_tokens=o.block_tokens, page_tokens=o.block_tokens, device_budget=o.cache_budget_bytes,
@@ -389,7 +389,7 @@ def prefix_cache(config: ModelConfig, options: EngineOptions, model_key: str) ->
 
 def chunk_scheduler(cache: PrefixCache, options: EngineOptions) -> ChunkScheduler:
     """The engine's chunk policy (EngineOptions' comment): chunks of up to chunk_tokens, whole GDN chunks."""
-    return ChunkScheduler(cache, max_chunk_tokens=options.chunk_tokens,
+    return ChunkScheduler(cache, max_chunk_tokens=options.tokens_per_chunk,
                           token_budget_per_step=options.step_token_budget, chunk_alignment=options.gdn_chunk)
 
 
@@ -409,7 +409,7 @@ def check_memory_plan(config: ModelConfig, options: EngineOptions, chips: int = 
     try:
         pages = options.cache_budget_bytes // kv_page_bytes(config, options.block_tokens, options.kv_page_format)
         plan_memory(config, weight_format=options.weight_format, cache_budget_bytes=options.cache_budget_bytes,
-                    chunk_tokens=options.chunk_tokens, chips=chips, rope_positions=pages * options.block_tokens,
+                    chunk_tokens=options.tokens_per_chunk, chips=chips, rope_positions=pages * options.block_tokens,
                     gdn_chunk=options.gdn_chunk, block_tokens=options.block_tokens, kv_pages=pages,
                     mesh_shape=mesh_shape, scheme=options.tp_scheme,
                     collective_dtype=options.collective_dtype, parallel=options.parallel).check()

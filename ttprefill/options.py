@@ -17,7 +17,13 @@ from ttprefill.hw import DRAM_BYTES_PER_CHIP
 from ttprefill.model.micro_batches import MicroBatchError, check_micro_batches
 from ttprefill.model.collective_dtype import DEFAULT as DEFAULT_COLLECTIVE_DTYPE
 from ttprefill.model.collective_dtype import CollectiveDtype
-from ttprefill.model.pipeline_split import DEFAULT_PARALLEL, PipelineSplitError, check_parallel
+from ttprefill.model.pipeline_split import (
+    DEFAULT_PARALLEL,
+    PIPELINE,
+    PIPELINE_CHUNK_TOKENS,
+    PipelineSplitError,
+    check_parallel,
+)
 from ttprefill.model.tensor_parallel import DEFAULT_SCHEME, SCHEMES
 from ttprefill.ops.attention import PAGE_FORMATS, FlashAttentionConfig
 from ttprefill.ops.gdn import DEFAULT_CHUNK, MAX_CHECKPOINTS_PER_CALL, SCAN_FIDELITY
@@ -41,6 +47,11 @@ class EngineError(ValueError):
     """A request or setting the engine refuses; the message names the problem and the fix."""
 
 
+# Tokens per device chunk when EngineOptions.chunk_tokens is not given, on one chip and under the tensor-parallel
+# split (EngineOptions' chunk policy comment says why); the pipeline split's own: pipeline_split.PIPELINE_CHUNK_TOKENS.
+DEFAULT_CHUNK_TOKENS = 2048
+
+
 @dataclass(frozen=True)
 class EngineOptions:
     # Chunk policy. A request's uncached tokens run in chunks of chunk_tokens (the last one ragged; a
@@ -54,8 +65,10 @@ class EngineOptions:
     # working set, a checkpoint at every block inside) 0.03, 0.07, 0.14, 0.27, 0.55 GB of the chip's 12.9,
     # the weights taking 8.5. Past 2048 the weight reads are no longer what costs: 4096 saves 0.9 % (at 32k
     # on an n300, `--mesh 1x2 --seq 32768`, mesh timing 4: 4.49 s against 4.40 s, 2.1 %) for twice the working
-    # set and twice the time a step holds the device from other requests.
-    chunk_tokens: int = 2048
+    # set and twice the time a step holds the device from other requests. None (not given): that default,
+    # DEFAULT_CHUNK_TOKENS, or under the pipeline split its own (pipeline_split.PIPELINE_CHUNK_TOKENS: a pipeline
+    # also pays (stages - 1) chunks' time to fill and drain); `tokens_per_chunk` is the size in force.
+    chunk_tokens: int | None = None
     block_tokens: int = 64  # prefix-cache block = attention page
     # GDN checkpoint every N blocks (and at each prompt's end). 4 keeps all but 4 points of the hit rate of
     # every block at half its memory (`ttprefill bench checkpoints`, README).
@@ -106,7 +119,7 @@ class EngineOptions:
         for name in ("chunk_tokens", "block_tokens", "checkpoint_every_blocks", "cache_budget_bytes",
                      "host_budget_bytes", "token_budget_per_step", "gdn_chunk"):
             value = getattr(self, name)
-            if name == "token_budget_per_step" and value is None:
+            if name in ("token_budget_per_step", "chunk_tokens") and value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise EngineError(f"EngineOptions.{name} must be a positive integer, got {value!r}")
@@ -147,16 +160,16 @@ class EngineOptions:
             WeightFormats.parse(self.weight_format)
         except WeightFormatError as error:
             raise EngineError(f"EngineOptions.weight_format: {error}") from None
-        if self.chunk_tokens % self.gdn_chunk or self.block_tokens % self.gdn_chunk:
-            raise EngineError(f"chunk_tokens ({self.chunk_tokens}) and block_tokens ({self.block_tokens}) must be "
+        if self.tokens_per_chunk % self.gdn_chunk or self.block_tokens % self.gdn_chunk:
+            raise EngineError(f"chunk_tokens ({self.tokens_per_chunk}) and block_tokens ({self.block_tokens}) must be "
                               f"multiples of the GDN chunk ({self.gdn_chunk})")
-        if self.step_token_budget < self.chunk_tokens:
+        if self.step_token_budget < self.tokens_per_chunk:
             raise EngineError(f"token_budget_per_step ({self.token_budget_per_step}) is below chunk_tokens "
-                              f"({self.chunk_tokens}), so it would cap every chunk: lower chunk_tokens instead, or "
+                              f"({self.tokens_per_chunk}), so it would cap every chunk: lower chunk_tokens instead, or "
                               "leave the budget at None (one chunk a step)")
         # a chunk may carry a checkpoint at every block boundary inside it, and one scan call writes them all
-        if self.chunk_tokens // self.block_tokens - 1 > MAX_CHECKPOINTS_PER_CALL:
-            raise EngineError(f"chunk_tokens ({self.chunk_tokens}) spans more than {MAX_CHECKPOINTS_PER_CALL + 1} "
+        if self.tokens_per_chunk // self.block_tokens - 1 > MAX_CHECKPOINTS_PER_CALL:
+            raise EngineError(f"chunk_tokens ({self.tokens_per_chunk}) spans more than {MAX_CHECKPOINTS_PER_CALL + 1} "
                               f"blocks of {self.block_tokens}, more checkpoints than one GDN scan call writes; "
                               "use a smaller chunk or larger blocks")
 
@@ -166,6 +179,13 @@ class EngineOptions:
         return WeightFormats.parse(self.weight_format)
 
     @property
+    def tokens_per_chunk(self) -> int:
+        """chunk_tokens resolved: the one given, or the split's default (the comment on chunk_tokens)."""
+        if self.chunk_tokens is not None:
+            return self.chunk_tokens
+        return PIPELINE_CHUNK_TOKENS if self.parallel == PIPELINE else DEFAULT_CHUNK_TOKENS
+
+    @property
     def step_token_budget(self) -> int:
         """token_budget_per_step resolved: None is one full chunk."""
-        return self.chunk_tokens if self.token_budget_per_step is None else self.token_budget_per_step
+        return self.tokens_per_chunk if self.token_budget_per_step is None else self.token_budget_per_step

@@ -52,7 +52,7 @@ def engine_bench(args: EngineBenchArgs) -> dict:
     without = _serve(backend, prompts, False, opts)
     result = {
         "shape": {"model": "tiny", "prompt_tokens": seq, "requests": requests, "shared_fraction": 0.9,
-                  "chunk": opts.chunk_tokens, "checkpoint_every_blocks": opts.checkpoint_every_blocks,
+                  "chunk": opts.tokens_per_chunk, "checkpoint_every_blocks": opts.checkpoint_every_blocks,
                   "gdn_fidelity": opts.gdn_fidelity.name, "kv_format": kv_page_format_name(opts.kv_page_format),
                   "backend": backend},
         "wall_s": with_cache["ttft_wall_s"],

@@ -286,7 +286,7 @@ def _ttft_bench(model, seq, weight_format, costs, options, config, chips, layer_
     wall = time.perf_counter() - t_start
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
-        "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.chunk_tokens,
+        "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.tokens_per_chunk,
         "kv_format": kv_page_format_name(o.kv_page_format),
         "matmul_fidelity": o.matmul_fidelity.describe(),
         "costs": costs, "model_version": model_version(), "timing_only": True,

@@ -97,7 +97,7 @@ def mesh_ttft_bench(model: str, seq: int, mesh: tuple[int, int], topology: str =
         o = options or EngineOptions()
         fused = FusedLayerCollectives(full, tp, topology, WeightFormats.parse(weight_format or o.weight_format), costs,
                                       fused_collectives, o.matmul_fidelity)
-    whole = per_chip_ops(full, tp, seq, (options or EngineOptions()).chunk_tokens, scheme, collective_dtype=dtype)
+    whole = per_chip_ops(full, tp, seq, (options or EngineOptions()).tokens_per_chunk, scheme, collective_dtype=dtype)
     head_s = seconds(whole, [], whole["head"]["collectives"])
     run = ttft_bench(model, seq, weight_format, costs, options, config=chip, chips=tp,
                      layer_collectives_s=fused or layer_collectives_s, head_collectives_s=head_s,

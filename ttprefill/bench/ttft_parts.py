@@ -131,7 +131,7 @@ class ChunkSimulator:
                                       config.rope_theta)
         self.table = ResidentPageTable(device, self.pages)
         self.checkpoints = CheckpointPolicy(o.checkpoint_every_blocks).positions(seq, 0, o.block_tokens)
-        self.plan = lone_request_chunks(seq, 0, self.checkpoints, max_chunk_tokens=o.chunk_tokens,
+        self.plan = lone_request_chunks(seq, 0, self.checkpoints, max_chunk_tokens=o.tokens_per_chunk,
                                         token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
         # (length, offsets) -> one GDN block, its MLP, its checkpoint reads
         self.per_shape: dict[tuple, tuple[OpTimes, OpTimes, tuple]] = {}

@@ -229,7 +229,7 @@ def pipeline_ttft_bench(model: str, seq: int, mesh: tuple[int, int], weight_form
                 for c, (runs, t, start) in enumerate(zip(forward_chunks(len(parts), n), timed, starts))]
     wall = time.perf_counter() - t_start
     return {
-        "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.chunk_tokens,
+        "model": model, "seq": seq, "weight_format": o.weight_format, "chunk_tokens": o.tokens_per_chunk,
         "kv_format": kv_page_format_name(o.kv_page_format), "matmul_fidelity": o.matmul_fidelity.describe(),
         "costs": costs, "model_version": model_version(), "mesh_timing_version": MESH_TIMING_VERSION,
         "timing_only": True, "mesh": list(mesh), "parallel": PIPELINE,
