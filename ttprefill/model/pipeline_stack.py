@@ -10,10 +10,12 @@ The engine forwards a request's chunks one at a time and needs each chunk's chec
 its logits before it goes on, so a stage would sit idle while the others work. When the request runs alone the
 engine also gives the chunks that come next (`upcoming`, up to `lookahead` = stages - 1 of them), and stage k then
 runs up to stages - 1 - k chunks ahead of the one forwarded: in forward(c) stage 0 runs chunk c + n - 1 while the
-last stage runs chunk c. A stage's run ahead is kept (its checkpoint states, its end state when asked for, the rows
-it hands on) until the forward of that chunk collects it; each stage keeps its own ModelState (its layers' states
-and how far it has got), and the engine's ModelState gets every stage's part when the chunk is collected. The
-engine only looks ahead when nothing else can change the request's next chunks (Engine._upcoming_chunks), so a
+last stage runs chunk c. A stage's run is started (DeviceStack.start: its programs and reads issued) and finished
+(its reads taken) only when the next stage takes its rows or the forward of its chunk collects it, so the host,
+one thread, has every stage's next run queued before it waits for one (on a card the stages then overlap). Its
+results (its checkpoint states, its end state when asked for, the rows it hands on) are kept until collected;
+each stage keeps its own ModelState (its layers' states and how far it has got), and the engine's ModelState gets
+every stage's part when the chunk is collected. The engine only looks ahead when nothing else can change the request's next chunks (Engine._upcoming_chunks), so a
 forward always finds what ran ahead for it; if one ever did not, forward refuses before running anything.
 
 Time: each forward's stage runs, in the order this stack issues them (device/pipeline_timing.forward_runs), are
