@@ -134,6 +134,7 @@ def test_stage_programs_are_the_one_chips_plus_a_stage_edge_each(runs):
     (["--fused-collectives", "fused"], "--fused-collectives fused times a tensor-parallel split's"),
     (["--scheme", "all_reduce"], "--scheme sets a tensor-parallel split's collectives"),
     (["--collective-dtype", "bfp8"], "--collective-dtype sets a tensor-parallel split's collectives"),
+    (["--topology", "ring"], "--topology ring is the fabric a tensor-parallel split's collectives run on"),
     (["--mesh", "1x8"], "8 stages for 4 layers: a stage holds at least one layer; use a mesh of at most 4 chips"),
     # 32 of the 27B's 64 layers do not fit a chip (the memory plan's pipeline split): refused before any simulation
     (["--model", "qwen3.5-27b", "--mesh", "1x2"], "qwen3.5-27b does not fit"),

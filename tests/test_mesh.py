@@ -253,6 +253,21 @@ def test_collective_errors_name_the_problem_and_the_fix():
         SimMesh((1, 2), "torus")
 
 
+def test_a_mesh_without_a_fabric_refuses_every_collective_and_stays_usable():
+    """Topology "none" (a pipeline split's mesh: no collective runs) refuses a collective, whatever topology the
+    call asks for, before it allocates anything; the chips still hold and move data."""
+    mesh = SimMesh((1, 2), "none")
+    data = values((32, 64))
+    t = mesh.upload(data, BF16, shard_placements(1))
+    held = [chip.dram_bytes_in_use() for chip in mesh.chips]
+    for collective in (lambda: mesh.all_gather(t, 1), lambda: mesh.reduce_scatter(t, 1),
+                       lambda: mesh.all_reduce(t), lambda: mesh.all_gather(t, 1, topology="line")):
+        with pytest.raises(ValueError, match="opened without one .*topology 'line' or 'ring'"):
+            collective()
+    assert [chip.dram_bytes_in_use() for chip in mesh.chips] == held
+    assert np.array_equal(mesh.download(t), data)
+
+
 def test_a_t3000_as_1x8_is_a_ring_and_as_2x4_is_not():
     assert SimMesh((1, 8), "ring").ring_axes == {1}
     t = SimMesh((2, 4), "ring")

@@ -248,9 +248,18 @@ def test_the_stages_weights_add_up_to_the_models(model, chips):
         assert plan.parts["weights"] == held[-1] == max(held)
 
 
-def test_prefill_cli_runs_the_pipeline(tmp_path, capsys, runs):
+def test_prefill_cli_runs_the_pipeline(tmp_path, capsys, monkeypatch, runs):
+    """The CLI's pipeline gives the engine's logits, on a mesh it opens without a fabric (no collective runs)."""
+    from ttprefill import engine_cli
     from ttprefill.cli import main
 
+    opened, open_device = [], engine_cli.open_device
+
+    def recording_open(backend, **options):
+        opened.append(options)
+        return open_device(backend, **options)
+
+    monkeypatch.setattr(engine_cli, "open_device", recording_open)
     folder = write_tiny_model(tmp_path)
     tokens = _prompts()[0]
     (tmp_path / "tokens.txt").write_text(" ".join(map(str, tokens)))
@@ -259,12 +268,14 @@ def test_prefill_cli_runs_the_pipeline(tmp_path, capsys, runs):
     out = json.loads(capsys.readouterr().out)
     assert out["parallel"] == "pipeline" and out["stages"] == [[r.start, r.stop] for r in stage_layers(TINY.num_layers, 2)]
     assert np.array_equal(np.asarray(out["last_logits"], np.float32), runs["pipeline"][0].last_logits)
+    assert opened == [{"mesh_shape": (1, 2), "topology": "none"}]
 
 
 @pytest.mark.parametrize("extra, words", [
     (["--scheme", "all_reduce"], "--scheme sets a tensor-parallel split's collectives"),
     (["--collective-dtype", "bfp8"], "--collective-dtype sets a tensor-parallel split's collectives"),
     (["--micro-batches", "2"], "micro_batches 2 hides a tensor-parallel split's collectives"),
+    (["--topology", "line"], "--topology line is the fabric a tensor-parallel split's collectives run on"),
     (["--mesh", "1x8"], "8 stages for 4 layers"),
 ])
 def test_prefill_cli_refuses_what_does_not_apply_to_the_pipeline(tmp_path, capsys, extra, words):

@@ -287,9 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "--parallel says how); default 1x1, one chip")
     _add_scheme(prefill)
     _add_parallel(prefill)
-    prefill.add_argument("--topology", default="line", choices=["line", "ring"],
+    prefill.add_argument("--topology", default=None, choices=["line", "ring"],
                          help="--mesh: the fabric the collectives run on (ttnn FABRIC_1D or FABRIC_1D_RING); ring only "
-                              "where the wiring closes one over more than two chips (a T3000 as 1x8); default line")
+                              "where the wiring closes one over more than two chips (a T3000 as 1x8); default line "
+                              "(--parallel pipeline runs no collective and opens the mesh without a fabric)")
     prefill.add_argument("--micro-batches", type=int, default=None, choices=(1, 2),
                          help="run each chunk as this many micro-batches, interleaved block by block (2: halves whose "
                               "collectives a mesh can overlap with the other half's programs; a chunk shorter than "
@@ -305,8 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ttft: the model split over ROWSxCOLS chips (1x2 n300; 2x4 or 1x8 T3000), as --parallel "
                             "says")
     _add_parallel(bench)
-    bench.add_argument("--topology", default="line", choices=["line", "ring"],
-                       help="ttft --mesh: how the collectives run (ring where the wiring closes one, e.g. 1x8)")
+    bench.add_argument("--topology", default=None, choices=["line", "ring"],
+                       help="ttft --mesh: how the collectives run (ring where the wiring closes one, e.g. 1x8); default "
+                            "line")
     _add_scheme(bench)
     bench.add_argument("--fused-collectives", default="none", choices=["none", "fused", "faster"],
                        help="ttft --mesh --scheme reduce_scatter: time each matmul + collective pair as ttnn's fused "

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ttprefill.device.backends import close_device, open_device
-from ttprefill.device.mesh_timing import LINE
+from ttprefill.device.mesh_timing import LINE, NO_FABRIC
 from ttprefill.engine import Engine, EngineError, EngineOptions
 
 
@@ -154,13 +154,14 @@ def prefill_main(args) -> int:
     if chips > 1 and args.backend not in DEVICE_BACKENDS:
         raise EngineError(f"--mesh {mesh[0]}x{mesh[1]} splits the model over the chips of a device: use --backend sim "
                           "(simulated chips) or --backend tt (a card's mesh through ttnn), or leave --mesh out")
-    topology = getattr(args, "topology", None) or LINE
-    check_topology(mesh, topology)
-
     pipeline = options.parallel == PIPELINE
-    if pipeline:
+    if pipeline:  # its stages run no collective: the mesh opens without a fabric
         check_pipeline_settings(getattr(args, "micro_batches", None), "none", getattr(args, "scheme", None),
-                                getattr(args, "collective_dtype", None))
+                                getattr(args, "collective_dtype", None), getattr(args, "topology", None))
+        topology = NO_FABRIC
+    else:
+        topology = getattr(args, "topology", None) or LINE
+        check_topology(mesh, topology)
 
     def before_weights(config):
         if chips > 1 and pipeline:

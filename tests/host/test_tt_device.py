@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -198,6 +200,24 @@ def test_a_mesh_that_fails_to_open_or_to_close_leaves_the_fabric_disabled(monkey
         device.close()
     assert fake.mesh.closed and device.closed and fake.fabric == ["FABRIC_1D", "DISABLED"]
     device.close()  # closed already: nothing to do
+
+
+def test_a_mesh_opened_without_a_fabric_sets_none_and_refuses_collectives(monkeypatch, tmp_path):
+    """Topology "none" (the pipeline split's chips, which run no collective) leaves ttnn's fabric unset; a
+    collective is refused with what to open instead, before ttnn is asked for it."""
+    monkeypatch.setenv(tt_device.MOCK_CLUSTER_ENV, str(tmp_path / "cluster.yaml"))
+    fake = _FakeTTNN([(8, 8), (8, 8)])
+    monkeypatch.setattr(tt_device, "import_ttnn", lambda: fake)
+    device = TTDevice((1, 2), topology="none")
+    for collective in (partial(device.all_gather, None, 0), partial(device.reduce_scatter, None, 0),
+                       partial(device.all_reduce, None), partial(device.all_gather_matmul, None, None, None),
+                       partial(device.matmul_reduce_scatter, None, None, None)):
+        with pytest.raises(ValueError, match="opened without one .*topology 'line' or 'ring'"):
+            collective()
+    device.close()
+    assert fake.fabric == [] and fake.mesh.closed
+    with pytest.raises(ValueError, match="unknown topology 'torus'"):
+        TTDevice((1, 2), topology="torus")
 
 
 # ---- stage devices (TTDevice.stage_devices, device/tt_stages.py), on the fake ttnn

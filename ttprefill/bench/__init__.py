@@ -66,7 +66,7 @@ def run(what: str, args) -> dict:
             from .ttft_pipeline import check_pipeline_bench
 
             check_pipeline_bench(args.mesh, args.micro_batches, args.fused_collectives, args.scheme,
-                                 args.collective_dtype)
+                                 args.collective_dtype, args.topology)
         options = EngineOptions() if args.chunk is None else EngineOptions(chunk_tokens=args.chunk)
         # the flags given, over EngineOptions' defaults (a fidelity setting's roles over the default fidelities)
         given = {"matmul_fidelity": None if args.matmul_fidelity is None else
@@ -81,9 +81,11 @@ def run(what: str, args) -> dict:
             return pipeline_ttft_bench(args.model, args.seq, args.mesh, args.weight_format, args.device.costs,
                                        options)
         if args.mesh != (1, 1):
+            from ttprefill.device.mesh_timing import LINE
+
             from .ttft_mesh import mesh_ttft_bench
 
-            return mesh_ttft_bench(args.model, args.seq, args.mesh, args.topology, args.weight_format,
+            return mesh_ttft_bench(args.model, args.seq, args.mesh, args.topology or LINE, args.weight_format,
                                    args.device.costs, options, fused_collectives=args.fused_collectives)
         return ttft_bench(args.model, args.seq, args.weight_format, args.device.costs, options)
     if what == "calibration":

@@ -75,7 +75,8 @@ class TtftBenchArgs:
     device: DeviceChoice = field(default_factory=DeviceChoice)
     chunk: int | None = None  # tokens per device chunk (None: EngineOptions.chunk_tokens)
     mesh: tuple[int, int] = (1, 1)  # chips (rows, cols): > 1 chip times a tensor-parallel split (bench/ttft_mesh.py)
-    topology: str = "line"  # the mesh's collectives: "line", or "ring" where the wiring closes one
+    # the mesh's collectives: "line", or "ring" where the wiring closes one (None: line; the pipeline split refuses one)
+    topology: str | None = None
     # the projections' math fidelity: "LoFi" (all) or "role=Fidelity,..." over EngineOptions' (ops/linear/fidelity.py)
     matmul_fidelity: str | None = None
     scheme: str | None = None  # the mesh's collective scheme (None: EngineOptions.tp_scheme)

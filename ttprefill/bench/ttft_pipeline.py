@@ -160,14 +160,14 @@ def schedule_prompt(shapes, parts, head, programs, costs: str, free: frozenset =
 
 
 def check_pipeline_bench(mesh, micro_batches: int | None = None, fused_collectives: str = "none", scheme=None,
-                         collective_dtype=None) -> None:
+                         collective_dtype=None, topology: str | None = None) -> None:
     """Refuses a mesh without chips and the tensor-parallel split's settings with --parallel pipeline."""
     from ttprefill.model.pipeline_split import check_pipeline_settings
 
     rows, cols = mesh
     if rows < 1 or cols < 1:
         raise ValueError(f"--mesh {rows}x{cols}: give at least one chip a side")
-    check_pipeline_settings(micro_batches, fused_collectives, scheme, collective_dtype)
+    check_pipeline_settings(micro_batches, fused_collectives, scheme, collective_dtype, topology)
 
 
 def pipeline_ttft_bench(model: str, seq: int, mesh: tuple[int, int], weight_format: str | None = None,

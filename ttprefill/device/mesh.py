@@ -64,7 +64,7 @@ from .mesh_placement import (
     shard_placements,
     split,
 )
-from .mesh_timing import LINE, RING, TOPOLOGIES, collective_time
+from .mesh_timing import LINE, NO_FABRIC, RING, TOPOLOGIES, collective_time
 from .program import GRID_X, GRID_Y, CoreCoord, DataFormat, Program
 from .sim_device import DEFAULT_COST_SETTING, SimDevice
 from .tensor import DeviceTensor
@@ -142,9 +142,10 @@ class SimMesh:
         shape = tuple(int(s) for s in mesh_shape)
         if len(shape) != 2 or any(s < 1 for s in shape):
             raise ValueError(f"mesh_shape must be two positive ints (rows, cols), got {mesh_shape!r}")
-        if topology not in TOPOLOGIES:
-            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(TOPOLOGIES)} "
-                             "(ttnn's FABRIC_1D is a line, FABRIC_1D_RING a ring)")
+        if topology not in (*TOPOLOGIES, NO_FABRIC):
+            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join((*TOPOLOGIES, NO_FABRIC))} "
+                             f"(ttnn's FABRIC_1D is a line, FABRIC_1D_RING a ring; {NO_FABRIC!r}: no fabric, no "
+                             "collectives)")
         if links < 1:
             raise ValueError(f"links per neighbouring chip pair must be at least 1, got {links}")
         self.mesh_shape = shape
@@ -349,6 +350,10 @@ class SimMesh:
         return [a for a in (1, 0) if self.mesh_shape[a] > 1] or [1]
 
     def _topology(self, cluster_axis: int | None, topology: str | None) -> str:
+        if self.topology == NO_FABRIC:
+            raise ValueError(f"a collective runs over the mesh's fabric, and this mesh was opened without one "
+                             f"(topology {NO_FABRIC!r}, as for a pipeline split): open it with topology {LINE!r} or "
+                             f"{RING!r}")
         topology = topology or self.topology
         if topology not in TOPOLOGIES:
             raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(TOPOLOGIES)}")

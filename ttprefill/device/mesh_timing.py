@@ -85,6 +85,9 @@ WORKER_PATH_SETTINGS = frozenset({"central", "high"})
 BF16_TILE_BYTES = DataFormat.Float16_b.tile_bytes
 LINE, RING = "line", "ring"
 TOPOLOGIES = (LINE, RING)
+# A mesh opened without a fabric: its chips run no collective (the pipeline split's stages hand their rows on
+# through the host), so a card's mesh sets no ttnn fabric configuration and keeps its Ethernet idle.
+NO_FABRIC = "none"
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
 
 

@@ -37,10 +37,11 @@ from .mesh_placement import (
     split,
 )
 from .tensor import DeviceTensor
+from .mesh_timing import LINE, NO_FABRIC, RING
 from .ttnn_env import import_ttnn
 
-# ttnn's fabric configuration for each collective topology (set before the mesh opens).
-FABRIC_CONFIGS = {"line": "FABRIC_1D", "ring": "FABRIC_1D_RING"}
+# ttnn's fabric configuration for each collective topology (set before the mesh opens); NO_FABRIC sets none.
+FABRIC_CONFIGS = {LINE: "FABRIC_1D", RING: "FABRIC_1D_RING"}
 DEVICE_NODES = Path("/dev/tenstorrent")  # the kernel driver's device nodes, one per PCIe chip
 # Command queues the device opens with (ttnn.open_mesh_device's num_command_queues): programs and collectives go
 # on the first, host transfers issued ahead (read_ahead, write_ahead) on the second, so they run beside the
@@ -306,7 +307,8 @@ class TTDevice:
     split, model/tensor_parallel_device.py's MeshSplit, needs for per-chip weights and states);
     `run` runs one program on every chip, `run_per_chip` one per chip through ttnn.MeshProgramDescriptor;
     all_gather / reduce_scatter / all_reduce are ttnn's, over the fabric opened with the mesh
-    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"). Programs and collectives are issued, not waited
+    (FABRIC_1D for topology "line", FABRIC_1D_RING for "ring"; topology "none" opens the mesh without a fabric, for
+    chips that run no collective, as the pipeline split's). Programs and collectives are issued, not waited
     for: the card runs them in queue order while the host goes on, and the host waits only for data it reads (and,
     with sub-devices, before a collective; on the mock, before a transfer that must come after the programs:
     _transfers_after_programs). The device opens with two command queues: programs and collectives on
@@ -332,10 +334,10 @@ class TTDevice:
         wanted = mesh_shape[0] * mesh_shape[1]
         if available < wanted:
             raise TTDeviceUnavailable(f"a {mesh_shape[0]}x{mesh_shape[1]} mesh needs {wanted} chips; ttnn sees {available}")
-        if topology not in FABRIC_CONFIGS:
-            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(FABRIC_CONFIGS)}")
+        if topology not in (*FABRIC_CONFIGS, NO_FABRIC):
+            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join((*FABRIC_CONFIGS, NO_FABRIC))}")
         # Collectives between chips run over ttnn's fabric, which is configured before the mesh opens.
-        fabric = wanted > 1
+        fabric = wanted > 1 and topology != NO_FABRIC
         if fabric:
             ttnn.set_fabric_config(getattr(ttnn.FabricConfig, FABRIC_CONFIGS[topology]))
         try:
@@ -934,7 +936,13 @@ class TTDevice:
 
     # ------------------------------------------------------------------ collectives (ttnn's own)
     def _ttnn_topology(self):
-        return self._ttnn.Topology.Ring if self.topology == "ring" else self._ttnn.Topology.Linear
+        return self._ttnn.Topology.Ring if self.topology == RING else self._ttnn.Topology.Linear
+
+    def _check_fabric(self, what: str) -> None:
+        """A collective needs the fabric the mesh opened with; one opened without (topology "none") has none."""
+        if self.topology == NO_FABRIC and self.capabilities.has_mesh:
+            raise ValueError(f"{what} runs over ttnn's fabric, and this mesh was opened without one (topology "
+                                f"{NO_FABRIC!r}, as for a pipeline split): open it with topology {LINE!r} or {RING!r}")
 
     def _collective_result(self, name: str, tensor: TTTensor, tt_tensor, placements: tuple, t0: float) -> TTTensor:
         self.last_report = RunReport(name, time.perf_counter() - t0)
@@ -944,6 +952,7 @@ class TTDevice:
 
     def all_gather(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
         """ttnn.all_gather: the group's shards concatenated along `dim` on every chip of the group."""
+        self._check_fabric("all_gather")
         self._check_live(tensor)
         self._check_written(tensor)
         self._settled(tensor, overwritten=False)
@@ -955,6 +964,7 @@ class TTDevice:
 
     def reduce_scatter(self, tensor: TTTensor, dim: int, cluster_axis: int | None = None) -> TTTensor:
         """ttnn.reduce_scatter (sum): chunk i along `dim` of the group's sum on group position i."""
+        self._check_fabric("reduce_scatter")
         self._check_live(tensor)
         self._check_written(tensor)
         self._settled(tensor, overwritten=False)
@@ -968,6 +978,7 @@ class TTDevice:
 
     def all_reduce(self, tensor: TTTensor, cluster_axis: int | None = None) -> TTTensor:
         """ttnn.all_reduce (sum): the group's sum on every chip of the group."""
+        self._check_fabric("all_reduce")
         self._check_live(tensor)
         self._check_written(tensor)
         self._settled(tensor, overwritten=False)
@@ -986,6 +997,7 @@ class TTDevice:
         sharded like the weight's columns."""
         from .fused_ccl import all_gather_matmul, check_mesh
 
+        self._check_fabric("all_gather_matmul")
         chips = check_mesh(self.capabilities.mesh_shape, self.topology, "all_gather_matmul")
         for t in (x, weight):
             self._check_live(t)
@@ -1008,6 +1020,7 @@ class TTDevice:
         Returns (each chip's partial [M, N], the reduced and scattered sum)."""
         from .fused_ccl import check_mesh, matmul_reduce_scatter
 
+        self._check_fabric("matmul_reduce_scatter")
         chips = check_mesh(self.capabilities.mesh_shape, self.topology, "matmul_reduce_scatter")
         for t in (x, weight):
             self._check_live(t)

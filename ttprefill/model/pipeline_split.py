@@ -53,7 +53,7 @@ def stage_layers(num_layers: int, stages: int) -> list[range]:
 
 
 def check_pipeline_settings(micro_batches: int | None = None, fused_collectives: str = "none", scheme=None,
-                            collective_dtype=None) -> None:
+                            collective_dtype=None, topology: str | None = None) -> None:
     """Refuses, naming the flag, a tensor-parallel split's setting given with the pipeline split (None: not
     given): the pipeline split has no collectives for them to shape."""
     if micro_batches is not None and micro_batches > 1:
@@ -67,3 +67,7 @@ def check_pipeline_settings(micro_batches: int | None = None, fused_collectives:
         if value is not None:
             raise PipelineSplitError(f"{flag} sets a tensor-parallel split's collectives; the pipeline split has "
                                      "none: leave it out with --parallel pipeline")
+    if topology is not None:
+        raise PipelineSplitError(f"--topology {topology} is the fabric a tensor-parallel split's collectives run on; the "
+                                 "pipeline split runs none and opens the mesh without a fabric: leave it out with "
+                                 "--parallel pipeline")

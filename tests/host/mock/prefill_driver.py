@@ -4,7 +4,7 @@
 
 SCHEME: the mesh's collective scheme (prefill --scheme), all_reduce unless given, "none" to give no --scheme (the
 pipeline split, which refuses one); TOPOLOGY: prefill --topology,
-line unless given; FLAGs: more prefill flags, as given. Closing the executor is recorded too (with, from the
+line unless given, "-" to give no --topology (the pipeline split, which refuses one); FLAGs: more prefill flags, as given. Closing the executor is recorded too (with, from the
 card bridge, what ttnn holds once it is closed).
 
 Runs the CLI as a user would (a preset with its seeded weights: "tiny", or "tiny-8way", the tiny preset with
@@ -237,8 +237,9 @@ def main(backend: str, mesh: str, model: str, tokens: str, chunk: str, path: str
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             # named, not the default: test_mock_prefill derives the all_reduce scheme's collectives
             scheme_flag = [] if scheme == "none" else ["--scheme", scheme]
+            topology_flag = [] if topology == "-" else ["--topology", topology]
             code = cli.main(["prefill", "--json", "--backend", backend, "--mesh", mesh, "--model", model,
-                             "--tokens", tokens, "--chunk", chunk, *scheme_flag, "--topology", topology, *more])
+                             "--tokens", tokens, "--chunk", chunk, *scheme_flag, *topology_flag, *more])
         report["exit_code"] = code
         report["stderr"] = err.getvalue()[-4000:]
         lines = out.getvalue().strip().splitlines()

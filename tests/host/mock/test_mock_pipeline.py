@@ -49,9 +49,9 @@ def runs(tmp_path_factory) -> dict:
     tokens.write_text(" ".join(map(str, np.random.default_rng(8).integers(0, VOCAB, TOKENS))))
     mock = _mock_env(work, "n300")
     plain = dict(os.environ, PYTHONPATH=mock["PYTHONPATH"])  # the simulator's run: no mock, no ttnn
-    # no --scheme (a pipeline runs no collective and refuses one), the default topology, then the split
+    # no --scheme and no --topology (a pipeline runs no collective and refuses both), then the split
     procs = {backend: _start([backend, "1x2", "tiny", str(tokens), str(CHUNK_TOKENS), str(work / f"{backend}.json"),
-                              "none", "line", "--parallel", "pipeline"], environ, work / f"{backend}.log")
+                              "none", "-", "--parallel", "pipeline"], environ, work / f"{backend}.log")
              for backend, environ in (("tt", mock), ("sim", plain))}
     out = _wait(work, procs)
     for backend in out:
@@ -210,9 +210,9 @@ def test_the_reads_are_the_hand_offs_the_checkpoints_and_the_logits_row(runs):
 
 
 def test_closing_the_mesh_closes_both_stages(runs):
-    """The CLI closes the mesh it opened (with the line fabric: the mesh opens as it does for a tensor split), and
-    that closes the stage devices first."""
+    """The CLI closes the mesh it opened (without a fabric: no collective runs, so ttnn's fabric stays disabled),
+    and that closes the stage devices first."""
     assert [e for e in runs["tt"]["events"] if e[0] == "close"] == [
-        ["close", {"fabric_when_open": "FabricConfig.FABRIC_1D", "mesh_open": False,
+        ["close", {"fabric_when_open": "FabricConfig.DISABLED", "mesh_open": False,
                    "stage_meshes_open": [False, False], "fabric_after_close": "FabricConfig.DISABLED"}]]
     assert runs["tt"]["events"][-1][0] == "close"
