@@ -314,6 +314,39 @@ def test_no_look_ahead_while_another_request_is_admitted():
         assert engine.results[ids["c"]].cached_tokens == 2 * CHUNK  # C resumed from B's checkpoint at 128
 
 
+def test_chunks_run_ahead_stay_as_they_ran_when_a_run_is_interrupted_and_another_request_comes():
+    """A runs alone, so stage 0 runs its second chunk [64, 128) ahead; then run() is interrupted (Ctrl-C after the
+    first chunk). B, sharing A's first 128 tokens, is submitted before run() goes on: the scheduler would have A
+    publish a checkpoint at 128 for B to wait for, which would change the chunk stage 0 already ran. The scheduler
+    keeps the chunks the engine promised the device instead (B computes its prefix itself), so both prompts give
+    the logits they give alone."""
+    rng = np.random.default_rng(53)
+    a = rng.integers(0, TINY.vocab_size, 5 * CHUNK).tolist()
+    b = a[:2 * CHUNK] + rng.integers(0, TINY.vocab_size, 100).tolist()
+    options = EngineOptions(chunk_tokens=CHUNK, parallel="pipeline")  # checkpoints every 4 blocks: none at 128
+    with tiny_sim_engine(WEIGHTS, options, (1, 2)) as engine:
+        chunk_done, calls = engine.scheduler.chunk_done, []
+
+        def interrupted_after_the_first(*args, **kwargs):
+            finished = chunk_done(*args, **kwargs)
+            calls.append(args[1])
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return finished
+
+        engine.scheduler.chunk_done = interrupted_after_the_first
+        ids = {"a": engine.submit(a)}
+        with pytest.raises(KeyboardInterrupt):
+            engine.run()
+        ids["b"] = engine.submit(b)
+        engine.run()
+        assert not engine.failures, engine.failures
+        got = {name: engine.results[rid].last_logits for name, rid in ids.items()}
+    for name, tokens in (("a", a), ("b", b)):
+        with tiny_sim_engine(WEIGHTS, options, (1, 2)) as alone:
+            assert np.array_equal(got[name], alone.prefill(tokens).last_logits), name
+
+
 def test_each_stage_holds_what_the_memory_plan_counts_for_it():
     """Each stage's device stack against the plan's weights of its layers (the last stage with the LM head and the
     final norm): the plan of the fullest stage is what the engine checks before it loads a pipeline."""

@@ -415,6 +415,7 @@ class SchedulerMachine(RuleBasedStateMachine):
         self.next_id = 0
         self.waited: dict[str, tuple[str, int]] = {}  # request -> (awaited request, target)
         self.finished_upto: dict[str, int] = {}  # furthest progress of requests that succeeded
+        self.promised: dict[tuple[str, int], Chunk] = {}  # (request, start) -> the chunk promised there
 
     @initialize(
         max_chunk=st.sampled_from([8, 16, 24]),
@@ -471,6 +472,8 @@ class SchedulerMachine(RuleBasedStateMachine):
             assert request.hit_tokens >= target
 
     def check_chunk(self, request, chunk, budget_left):
+        promised = self.promised.pop((request.request_id, chunk.start), None)
+        assert promised is None or chunk == promised  # handed out as promised, whatever came in meanwhile
         assert chunk.start == request.done_upto and chunk.num_tokens >= 1
         assert chunk.num_tokens <= self.sched.max_chunk_tokens
         assert chunk.end == request.num_tokens or chunk.end % ALIGN == 0
@@ -504,6 +507,14 @@ class SchedulerMachine(RuleBasedStateMachine):
             assert all(a.end == b.start for a, b in zip(ran, ran[1:]))
             carried = [p for c in ran for p in c.checkpoints]
             assert carried == sorted(set(carried)) and set(request.checkpoints) <= set(carried)
+
+    @precondition(lambda self: len(self.in_flight) == 1 and len(self.sched.running) == 1 and not self.sched.queued)
+    @rule(count=st.integers(1, 2))
+    def promise(self, count):
+        """The engine's look-ahead: a request running alone is promised its next chunks while one is in flight."""
+        request, _ = self.in_flight[0]
+        for chunk in _promise_next(self.sched, request, count):
+            self.promised[(request.request_id, chunk.start)] = chunk
 
     @precondition(lambda self: self.in_flight)
     @rule(data=st.data())
@@ -561,3 +572,56 @@ def test_a_lone_request_gets_the_chunks_the_scheduler_hands_out():
                                    chunk_alignment=ALIGN)
         assert [(c.start, c.end, c.checkpoints) for c in plan] == handed
         assert plan[-1].is_last and not any(c.is_last for c in plan[:-1])
+
+
+# ---------------------------------------------------------------- promised chunks (the engine's look-ahead)
+
+
+def _promise_next(sched: ChunkScheduler, request, count: int) -> list[Chunk]:
+    """What the engine promises: the request's next chunks as if it ran alone."""
+    from ttprefill.scheduler import lone_request_chunks
+
+    chunks = lone_request_chunks(request.num_tokens, request.scheduled_upto, request.checkpoints,
+                                 max_chunk_tokens=sched.max_chunk_tokens,
+                                 token_budget_per_step=sched.token_budget_per_step, chunk_alignment=ALIGN,
+                                 request_id=request.request_id)[:count]
+    sched.promise(request, chunks)
+    return chunks
+
+
+def test_promised_chunks_are_handed_out_as_promised_when_another_request_shares_the_step():
+    """A promised its next two chunks; B, admitted meanwhile, shares A's first 32 tokens. Without the promise A
+    would be asked for a checkpoint at 32 (the end of its promised [16, 32)) and B would wait for it; with it,
+    A's chunks keep their bounds and checkpoints, B computes the prefix itself, and the step budget still goes to
+    A first."""
+    harness = Harness(max_chunk=16, budget=24)
+    a = harness.sched.submit("a", SYSTEM + [1] * 10)
+    [(_, first)] = harness.sched.next_step()
+    promised = _promise_next(harness.sched, a, 2)
+    assert [(c.start, c.end, c.checkpoints) for c in promised] == [(16, 32, ()), (32, 42, (40,))]
+    harness.run(a, first)
+    harness.sched.submit("b", SYSTEM + [2] * 7)
+    step = harness.sched.next_step()
+    assert spans(step) == [("a", 16, 32, ()), ("b", 0, 8, ())]  # B gets what A's 16 tokens leave of 24
+    assert harness.sched.get("b").state is RequestState.RUNNING and a.checkpoints == [40]
+    harness.sched.check_invariants()
+    for request, chunk in step:
+        harness.run(request, chunk)
+    assert spans(harness.sched.next_step())[0] == ("a", 32, 42, (40,))  # the rest of the promise, whole
+    assert not a.promised
+
+
+def test_a_promise_must_follow_the_chunk_handed_out_last_and_cannot_change():
+    sched = scheduler(12, 1000, hit=0, checkpoints=[16, 40])
+    a = sched.submit("a", range(50))
+    sched.next_step()  # [0, 12) in flight
+    with pytest.raises(ValueError, match=r"cannot promise chunk \[16, 24\).*starts at 12"):
+        sched.promise(a, [Chunk("a", 16, 24, (), False)])
+    with pytest.raises(ValueError, match=r"cannot promise chunk \[12, 24\) with checkpoints \[\].*\(\[16\]\)"):
+        sched.promise(a, [Chunk("a", 12, 24, (), False)])
+    sched.promise(a, [Chunk("a", 12, 24, (16,), False), Chunk("a", 24, 36, (), False)])
+    with pytest.raises(ValueError, match=r"promised before \[\(12, 24\), \(24, 36\)\] cannot change"):
+        sched.promise(a, [Chunk("a", 12, 20, (16,), False)])
+    sched.promise(a, [Chunk("a", 12, 24, (16,), False)])  # a shorter promise withdraws nothing
+    assert [(c.start, c.end) for c in a.promised] == [(12, 24), (24, 36)]
+    sched.check_invariants()

@@ -299,24 +299,26 @@ class Engine:
         return finished
 
     def _upcoming_chunks(self, request: ScheduledRequest, chunk: Chunk) -> tuple[UpcomingChunk, ...]:
-        """The request's next chunks, as many as the device stack looks ahead (its `lookahead`), when it runs alone:
-        the scheduler then gives it the whole step each time (scheduler.lone_request_chunks), and nothing else can
-        come in before its next step (a request is submitted between runs, or from on_result when one finishes).
-        Alone means alone in the scheduler: a request admitted in this step but not started yet (its chunk comes
-        after this one) may finish in it, and a request on_result then submits may add a checkpoint to this one's
-        next chunks (scheduler: in-flight prefix sharing). Empty when it may share a step or this chunk ends the
-        prompt. The device stack uploads the first one's embeddings during this chunk (a wrong guess costs an
-        upload); a pipeline runs its first stages on them, and refuses a forward that is not what they ran."""
+        """The request's next chunks, as many as the device stack looks ahead (its `lookahead`), when it runs alone
+        (the scheduler then gives it the whole step each time: scheduler.lone_request_chunks); empty when it may
+        share a step or this chunk ends the prompt. Alone means alone in the scheduler: a request admitted in this
+        step but not started yet (its chunk comes after this one) would share the next step. The device stack
+        uploads the first one's embeddings during this chunk; a pipeline runs its first stages on them and refuses
+        a forward that is not what they ran, so the scheduler is promised them (ChunkScheduler.promise): it hands
+        them out as they are whatever comes in before (a request on_result submits that shares this one's prefix,
+        a request submitted after an interrupted run)."""
         o = self.options
         if chunk.end >= request.num_tokens or len(self.scheduler.running) > 1 or self.scheduler.queued:
             return ()
         ahead = lone_request_chunks(request.num_tokens, chunk.end, request.checkpoints, max_chunk_tokens=o.tokens_per_chunk,
-                                    token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk)
+                                    token_budget_per_step=o.step_token_budget, chunk_alignment=o.gdn_chunk,
+                                    request_id=request.request_id)[:self.model.lookahead]
+        self.scheduler.promise(request, ahead)
         page_table = tuple(request.reservation.page_table)
         return tuple(UpcomingChunk(request.tokens[c.start:c.end],
                                    ChunkContext(c.start, c.num_tokens, page_table, checkpoints=c.inner_checkpoints),
                                    sync_end=c.end in c.checkpoints, need_logits=c.is_last)
-                     for c in ahead[:self.model.lookahead])
+                     for c in ahead)
 
     def _finish(self, run: _Running) -> PrefillResult:
         request = run.request

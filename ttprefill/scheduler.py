@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
 from loguru import logger
@@ -91,7 +91,7 @@ def chunk_end(start: int, num_tokens: int, room: int, alignment: int) -> int | N
 
 
 def lone_request_chunks(num_tokens: int, hit_tokens: int, checkpoints: Sequence[int], *, max_chunk_tokens: int,
-                        token_budget_per_step: int, chunk_alignment: int) -> list[Chunk]:
+                        token_budget_per_step: int, chunk_alignment: int, request_id: str = "alone") -> list[Chunk]:
     """The chunks a request running alone gets (the whole step budget each step): what the TTFT benchmark
     runs. checkpoints: the cache's positions for the request (CheckpointPolicy.positions)."""
     chunks, start = [], hit_tokens
@@ -100,7 +100,7 @@ def lone_request_chunks(num_tokens: int, hit_tokens: int, checkpoints: Sequence[
         if end is None:
             raise ValueError(f"no whole GDN chunk of {chunk_alignment} tokens fits {max_chunk_tokens}-token chunks "
                              f"and a step budget of {token_budget_per_step}")
-        chunks.append(Chunk("alone", start, end, tuple(p for p in checkpoints if start < p <= end),
+        chunks.append(Chunk(request_id, start, end, tuple(p for p in checkpoints if start < p <= end),
                             end == num_tokens))
         start = end
     return chunks
@@ -132,6 +132,9 @@ class ScheduledRequest:
     scheduled_upto: int = 0  # end of the last chunk handed out
     done_upto: int = 0  # end of the last chunk reported done
     in_flight: Chunk | None = None
+    # The chunks after the one in flight that the engine has told the device come next (ChunkScheduler.promise):
+    # handed out as they are, and no checkpoint is added inside them.
+    promised: list[Chunk] = field(default_factory=list)
     waiting_on: str | None = None
     wait_until: int = 0
     deferred_by: CacheFullError | None = None  # why the cache could not admit it at the last try
@@ -150,6 +153,11 @@ class ScheduledRequest:
     def checkpoints(self) -> list[int]:
         """Sorted positions > hit_tokens where the request stores GDN checkpoints (the reservation's)."""
         return self.reservation.checkpoint_positions if self.reservation is not None else []
+
+    @property
+    def planned_upto(self) -> int:
+        """End of the chunks whose bounds and checkpoints are fixed: handed out, or promised."""
+        return self.promised[-1].end if self.promised else self.scheduled_upto
 
 
 class SchedulerStalled(RuntimeError):
@@ -282,6 +290,28 @@ class ChunkScheduler:
         del self._requests[request.request_id]
         return True
 
+    def promise(self, request: ScheduledRequest | str, chunks: Sequence[Chunk]) -> None:
+        """The engine has told the device that `chunks` come next for `request` (a pipeline's first stages run
+        them ahead), so they are handed out as they are, whatever comes in meanwhile (another request, an
+        interrupted run): they must follow the chunk handed out last, one after another, with the request's
+        checkpoints in them. Chunks promised before stay promised: the new ones must begin with them."""
+        request = self._live(request)
+        start, chunks = request.scheduled_upto, list(chunks)
+        for chunk in chunks:
+            checkpoints = tuple(p for p in request.checkpoints if chunk.start < p <= chunk.end)
+            if (chunk.request_id != request.request_id or chunk.start != start or chunk.end > request.num_tokens
+                    or chunk.checkpoints != checkpoints or chunk.is_last != (chunk.end == request.num_tokens)):
+                raise ValueError(f"request {request.request_id!r}: cannot promise chunk [{chunk.start}, {chunk.end}) "
+                                 f"with checkpoints {list(chunk.checkpoints)}: the next chunk starts at {start} and "
+                                 f"carries the request's checkpoints in it ({list(checkpoints)})")
+            start = chunk.end
+        kept = request.promised
+        if chunks[:len(kept)] != kept[:len(chunks)]:
+            raise ValueError(f"request {request.request_id!r}: chunks promised before "
+                             f"{[(c.start, c.end) for c in kept]} cannot change")
+        if len(chunks) > len(kept):
+            request.promised = chunks
+
     def request_failed(
         self, request: ScheduledRequest | str, error: BaseException | None = None
     ) -> None:
@@ -387,19 +417,22 @@ class ChunkScheduler:
         for request in self._running:
             if request.in_flight is not None or request.scheduled_upto >= request.num_tokens:
                 continue
-            end = self._chunk_end(request, budget)
-            if end is None:
-                continue
-            start = request.scheduled_upto
-            chunk = Chunk(
-                request.request_id,
-                start,
-                end,
-                checkpoints=tuple(p for p in request.checkpoints if start < p <= end),
-                is_last=end == request.num_tokens,
-            )
+            if request.promised:  # the device has it ahead: a promise is kept, within the budget or not
+                chunk = request.promised.pop(0)
+            else:
+                end = self._chunk_end(request, budget)
+                if end is None:
+                    continue
+                start = request.scheduled_upto
+                chunk = Chunk(
+                    request.request_id,
+                    start,
+                    end,
+                    checkpoints=tuple(p for p in request.checkpoints if start < p <= end),
+                    is_last=end == request.num_tokens,
+                )
             request.in_flight = chunk
-            request.scheduled_upto = end
+            request.scheduled_upto = chunk.end
             budget -= chunk.num_tokens
             step.append((request, chunk))
         return step
@@ -452,8 +485,8 @@ class ChunkScheduler:
         """
         if shared <= other.hit_tokens:
             return None
-        if other.scheduled_upto < shared:
-            target = shared  # not reached yet: it can still save a checkpoint right there
+        if other.planned_upto < shared:
+            target = shared  # not reached yet (nor promised): it can still save a checkpoint right there
         else:
             passed = [p for p in other.checkpoints if other.hit_tokens < p <= shared]
             if not passed:
@@ -493,6 +526,9 @@ class ChunkScheduler:
             progress = (request.done_upto, request.scheduled_upto)
             if chunk is not None and (chunk.start, chunk.end) != progress:
                 problems.append(f"{request.request_id}: in-flight chunk does not match progress")
+            ends = [request.scheduled_upto] + [c.end for c in request.promised]
+            if [c.start for c in request.promised] != ends[:-1] or ends[-1] > request.num_tokens:
+                problems.append(f"{request.request_id}: promised chunks do not follow the one handed out last")
         for request in self._queue:
             if request.state not in (RequestState.QUEUED, RequestState.WAITING):
                 problems.append(f"{request.request_id}: in queue but {request.state}")

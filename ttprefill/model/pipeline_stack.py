@@ -15,8 +15,9 @@ last stage runs chunk c. A stage's run is started (DeviceStack.start: its progra
 one thread, has every stage's next run queued before it waits for one (on a card the stages then overlap). Its
 results (its checkpoint states, its end state when asked for, the rows it hands on) are kept until collected;
 each stage keeps its own ModelState (its layers' states and how far it has got), and the engine's ModelState gets
-every stage's part when the chunk is collected. The engine only looks ahead when nothing else can change the request's next chunks (Engine._upcoming_chunks), so a
-forward always finds what ran ahead for it; if one ever did not, forward refuses before running anything.
+every stage's part when the chunk is collected. The engine promises the scheduler the chunks it gives as
+`upcoming` (Engine._upcoming_chunks, ChunkScheduler.promise), so a forward always finds what ran ahead for it; if
+one ever did not, forward refuses before running anything.
 
 Time: each forward's stage runs, in the order this stack issues them (device/pipeline_timing.forward_runs), are
 scheduled on the stages' chips and the PCIe links with the handoff transfers (pipeline_timing.forward_time); a
