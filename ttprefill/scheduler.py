@@ -20,9 +20,10 @@ finish and unpin; one it can never hold fails with the cache's CacheFullError.
 
 In-flight prefix sharing: if a running request is computing blocks that a new request
 also starts with, the new request waits until they are published and then finds them in the
-cache, instead of computing them a second time. If the running request has not yet passed the
-end of the shared blocks, it is asked (through the cache, which keeps every request's checkpoint
-positions) to save a checkpoint there, so the whole shared prefix can be reused, GDN state included.
+cache, instead of computing them a second time. If the running request has not yet passed (nor been
+promised: ChunkScheduler.promise) the end of the shared blocks, it is asked (through the cache, which
+keeps every request's checkpoint positions) to save a checkpoint there, so the whole shared prefix can
+be reused, GDN state included.
 
 Engine loop:
 
@@ -481,7 +482,8 @@ class ChunkScheduler:
         """Where `other` will have published (with GDN state) a prefix of the shared part.
 
         None when waiting would not help: `other` got that prefix from the cache itself, or has
-        already published it, or has already passed it without a checkpoint on the way.
+        already published it, or has already passed it (or been promised the chunks past it) without a
+        checkpoint on the way.
         """
         if shared <= other.hit_tokens:
             return None

@@ -86,7 +86,8 @@ BF16_TILE_BYTES = DataFormat.Float16_b.tile_bytes
 LINE, RING = "line", "ring"
 TOPOLOGIES = (LINE, RING)
 # A mesh opened without a fabric: its chips run no collective (the pipeline split's stages hand their rows on
-# through the host), so a card's mesh sets no ttnn fabric configuration and keeps its Ethernet idle.
+# through the host), so a card's mesh sets no ttnn fabric configuration (the Ethernet links then carry only the
+# host's traffic to a chip off PCIe, as an n300's second chip: pipeline_timing.py).
 NO_FABRIC = "none"
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
 
