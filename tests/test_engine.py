@@ -259,3 +259,69 @@ def test_random_workload_under_eviction_spill_and_failures_equals_cache_free_run
     for r, p in results.values():
         alone = engine(**options).prefill(p)
         np.testing.assert_array_equal(r.last_logits, alone.last_logits)
+
+
+def bound_steps(eng, most: int = 20) -> None:
+    """Fails a test whose run() would not end (the scheduler has work but hands nothing out) instead of hanging."""
+    next_step, steps = eng.scheduler.next_step, []
+
+    def bounded_next_step():
+        steps.append(None)
+        assert len(steps) < most, "run() does not end: a chunk stays in flight with nothing running it"
+        return next_step()
+
+    eng.scheduler.next_step = bounded_next_step
+
+
+def test_an_interrupted_run_fails_the_chunk_it_broke_into_and_hands_out_the_rest_again():
+    """Ctrl-C inside a chunk's forward: that request's state is half advanced, so it fails with an error that says
+    so (its reservation aborted, the cache consistent); the step's chunks not started yet are handed out again,
+    so the next run() finishes those requests as if nothing had happened. (Before, the broken chunk stayed in
+    flight and the next run() spun forever: the scheduler had work and nothing to hand out.)"""
+    eng = engine(chunk_tokens=64, block_tokens=64, checkpoint_every_blocks=1, token_budget_per_step=128)
+    a, b = prompts_with_shared_prefix(0, [200, 150], seed=11)
+    forward, calls = eng.model.forward, []
+
+    def breaks_on_the_third(*args, **kwargs):
+        calls.append(len(calls))
+        if len(calls) == 3:  # A's second chunk; B's second, in the same step, not started
+            raise KeyboardInterrupt
+        return forward(*args, **kwargs)
+
+    eng.model.forward = breaks_on_the_third
+    bound_steps(eng)
+    ids = [eng.submit(p) for p in (a, b)]
+    with pytest.raises(KeyboardInterrupt):
+        eng.run()
+    eng.cache.check_invariants()
+    results = {r.request_id: r for r in eng.run()}
+    assert sorted(results) == [ids[1]] and list(eng.failures) == [ids[0]]
+    assert "interrupted" in str(eng.failures[ids[0]]) and "[64, 128)" in str(eng.failures[ids[0]])
+    assert_matches_reference(results[ids[1]], b)
+    eng.cache.check_invariants()
+    stats = eng.cache.stats()
+    assert stats.pages_used == sum(len(block.pages) for block in eng.cache._blocks.values())
+    again = eng.prefill(a)  # submitted again, it resumes from the checkpoint its first chunk published
+    assert again.cached_tokens == 64
+    assert_matches_reference(again, a)
+
+
+def test_an_error_from_on_result_leaves_the_other_requests_of_the_step_to_the_next_run():
+    """on_result raising for the request that finished: the error reaches the caller, that request's result is
+    kept, and the step's chunks not run yet are handed out again by the next run()."""
+    eng = engine(chunk_tokens=64, block_tokens=64, token_budget_per_step=256)
+    prompts = prompts_with_shared_prefix(0, [40, 150, 100], seed=12)
+    bound_steps(eng)
+    ids = [eng.submit(p) for p in prompts]
+
+    def refuses(result):
+        raise ValueError(f"caller refuses {result.request_id}")
+
+    with pytest.raises(ValueError, match=f"caller refuses {ids[0]}"):
+        eng.run(on_result=refuses)
+    assert list(eng.results) == [ids[0]]
+    eng.run()
+    assert sorted(eng.results) == sorted(ids) and not eng.failures
+    for rid, tokens in zip(ids, prompts):
+        assert_matches_reference(eng.results[rid], tokens)
+    eng.cache.check_invariants()

@@ -625,3 +625,16 @@ def test_a_promise_must_follow_the_chunk_handed_out_last_and_cannot_change():
     sched.promise(a, [Chunk("a", 12, 24, (16,), False)])  # a shorter promise withdraws nothing
     assert [(c.start, c.end) for c in a.promised] == [(12, 24), (24, 36)]
     sched.check_invariants()
+
+
+def test_a_chunk_given_back_is_handed_out_again_as_it_was():
+    sched = scheduler(12, 20, hit=0, checkpoints=[16])
+    a, b = sched.submit("a", range(30)), sched.submit("b", range(100, 130))
+    step = sched.next_step()
+    assert spans(step) == [("a", 0, 12, ()), ("b", 0, 8, ())]
+    with pytest.raises(ValueError, match=r"chunk \[0, 12\) is not the one in flight"):
+        sched.give_back(b, step[0][1])
+    sched.chunk_done(a, step[0][1])
+    sched.give_back(b, step[1][1])  # not started: b's run stopped before it
+    sched.check_invariants()
+    assert spans(sched.next_step()) == [("a", 12, 24, (16,)), ("b", 0, 8, ())]

@@ -222,20 +222,44 @@ class Engine:
             t_plan = time.perf_counter()
             step = self._next_step()
             plan_s = time.perf_counter() - t_plan
-            for request, chunk in step:
+            for index, (request, chunk) in enumerate(step):
                 try:
-                    run = self._running.get(request.request_id) or self._start(request)
-                    run.host_s += plan_s / len(step)
-                    finished = self._run_chunk(run, chunk)
-                except Exception as error:  # noqa: BLE001 - any failure fails this request only
-                    self._fail(request, error)
-                    continue
-                if finished:
-                    result = self._finish(run)
-                    done.append(result)
-                    if on_result:
-                        on_result(result)
+                    result = self._serve(request, chunk, plan_s / len(step))
+                    if result is not None:
+                        done.append(result)
+                        if on_result:
+                            on_result(result)
+                except BaseException:  # an interrupt (Ctrl-C) or an error from on_result: the step stops here
+                    self._step_stopped(step[index:])
+                    raise
         return done
+
+    def _serve(self, request: ScheduledRequest, chunk: Chunk, plan_s: float) -> PrefillResult | None:
+        """Runs one chunk of the step; the request's result when that finished it. A failure fails the request."""
+        try:
+            run = self._running.get(request.request_id) or self._start(request)
+            run.host_s += plan_s
+            finished = self._run_chunk(run, chunk)
+        except Exception as error:  # noqa: BLE001 - any failure fails this request only
+            self._fail(request, error)
+            return None
+        return self._finish(run) if finished else None
+
+    def _step_stopped(self, rest: list[tuple[ScheduledRequest, Chunk]]) -> None:
+        """The step stopped at rest[0] (an interrupt or an on_result error came through). That chunk, if it is
+        still in flight, may have run part way, and its request's state with it: the request fails. The chunks
+        after it were not started: the scheduler hands them out again, so the next run() goes on with them."""
+        for position, (request, chunk) in enumerate(rest):
+            live = self.scheduler.get(request.request_id)
+            if live is not request or request.in_flight != chunk:
+                continue  # done with this chunk (or failed) before the step stopped
+            if position == 0:
+                self._fail(request, EngineError(
+                    f"request {request.request_id} was interrupted while its chunk [{chunk.start}, {chunk.end}) "
+                    "ran: its model state may be part way through that chunk, so it cannot go on; submit the prompt "
+                    "again (the prefix cache keeps what its earlier chunks published)"))
+            else:
+                self.scheduler.give_back(request, chunk)
 
     # ------------------------------------------------------------------ internals
     def _next_step(self) -> list[tuple[ScheduledRequest, Chunk]]:
@@ -302,11 +326,11 @@ class Engine:
         """The request's next chunks, as many as the device stack looks ahead (its `lookahead`), when it runs alone
         (the scheduler then gives it the whole step each time: scheduler.lone_request_chunks); empty when it may
         share a step or this chunk ends the prompt. Alone means alone in the scheduler: a request admitted in this
-        step but not started yet (its chunk comes after this one) would share the next step. The device stack
-        uploads the first one's embeddings during this chunk; a pipeline runs its first stages on them and refuses
-        a forward that is not what they ran, so the scheduler is promised them (ChunkScheduler.promise): it hands
-        them out as they are whatever comes in before (a request on_result submits that shares this one's prefix,
-        a request submitted after an interrupted run)."""
+        step but not started yet (its chunk comes after this one) would share the next step. Every device stack
+        uploads the first one's embeddings during this chunk, and a pipeline runs its first stages on them and
+        refuses a forward that is not what they ran, so the scheduler is promised them (ChunkScheduler.promise): it
+        hands them out as they are whatever comes in before the request's next step (a request submitted after an
+        interrupted run that shares its prefix gets no checkpoint inside them)."""
         o = self.options
         if chunk.end >= request.num_tokens or len(self.scheduler.running) > 1 or self.scheduler.queued:
             return ()

@@ -313,6 +313,17 @@ class ChunkScheduler:
         if len(chunks) > len(kept):
             request.promised = chunks
 
+    def give_back(self, request: ScheduledRequest | str, chunk: Chunk) -> None:
+        """The engine did not start the chunk it was handed (its run stopped before it): it is handed out again as
+        it was, next for its request (kept as a promise: the device may have been told it comes)."""
+        request = self._live(request)
+        if request.in_flight != chunk:
+            raise ValueError(f"request {request.request_id!r}: chunk [{chunk.start}, {chunk.end}) is not the one in "
+                             "flight")
+        request.in_flight = None
+        request.scheduled_upto = chunk.start
+        request.promised.insert(0, chunk)
+
     def request_failed(
         self, request: ScheduledRequest | str, error: BaseException | None = None
     ) -> None:
