@@ -308,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_parallel(bench)
     bench.add_argument("--topology", default=None, choices=["line", "ring"],
                        help="ttft --mesh: how the collectives run (ring where the wiring closes one, e.g. 1x8); default "
-                            "line")
+                            "line; refused with --parallel pipeline, which runs none")
     _add_scheme(bench)
     bench.add_argument("--fused-collectives", default="none", choices=["none", "fused", "faster"],
                        help="ttft --mesh --scheme reduce_scatter: time each matmul + collective pair as ttnn's fused "

@@ -19,9 +19,10 @@ DEFAULT_PARALLEL = TENSOR
 # Tokens per device chunk under the pipeline split when EngineOptions.chunk_tokens is not given. A pipeline of n
 # stages that each take about as long on a chunk takes the chunks' time plus (n - 1) times the longest chunk's
 # (a proportionate flow shop's makespan), so a smaller first or last chunk alone does not shorten the fill and
-# drain (9B on 1x2 at 4k with its last 1024 tokens as two chunks of 512: 0.527 s against 0.511), and chunks smaller than one chip's 2048 pay off until the weights re-read per chunk cost more than the
-# fill saves. Measured, `ttprefill bench ttft --model M --mesh RxC --seq 32768 --parallel pipeline
-# --chunk N --timing-only --json` (bfp8, central, timing model 2.4, mesh timing 5; modeled): Qwen3.5-27B on eight
+# drain (9B on 1x2 at 4k with its last 1024 tokens as two chunks of 512: 0.527 s against 0.511), and chunks
+# smaller than one chip's 2048 pay off until the weights re-read per chunk cost more than the fill saves.
+# Measured, `ttprefill bench ttft --model M --mesh RxC --seq 32768 --parallel pipeline --chunk N --timing-only
+# --json` (bfp8, central, timing model 2.4, mesh timing 5; modeled): Qwen3.5-27B on eight
 # stages (2x4) 512 3.78 s, 768 3.70 s, 1024 3.66 s, 2048 4.43 s; Qwen3.5-9B on two (1x2) 1024 3.77 s,
 # 2048 3.78 s.
 PIPELINE_CHUNK_TOKENS = 1024
@@ -69,6 +70,6 @@ def check_pipeline_settings(micro_batches: int | None = None, fused_collectives:
             raise PipelineSplitError(f"{flag} sets a tensor-parallel split's collectives; the pipeline split has "
                                      "none: leave it out with --parallel pipeline")
     if topology is not None:
-        raise PipelineSplitError(f"--topology {topology} is the fabric a tensor-parallel split's collectives run on; the "
-                                 "pipeline split runs none and opens the mesh without a fabric: leave it out with "
+        raise PipelineSplitError(f"--topology {topology} is the fabric a tensor-parallel split's collectives run on; "
+                                 "the pipeline split runs none and opens the mesh without a fabric: leave it out with "
                                  "--parallel pipeline")
