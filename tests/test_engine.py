@@ -325,3 +325,28 @@ def test_an_error_from_on_result_leaves_the_other_requests_of_the_step_to_the_ne
     for rid, tokens in zip(ids, prompts):
         assert_matches_reference(eng.results[rid], tokens)
     eng.cache.check_invariants()
+
+
+def test_chunks_handed_out_by_a_run_interrupted_before_it_began_them_run_in_the_next():
+    """Ctrl-C in the scheduler's step, after it handed out the chunks and before the engine began any: the next
+    run() takes them again, and every request finishes exactly."""
+    eng = engine(chunk_tokens=64, block_tokens=64, token_budget_per_step=128)
+    prompts = prompts_with_shared_prefix(0, [150, 100], seed=13)
+    plan, calls = eng.scheduler._plan_chunks, []
+
+    def interrupted_once():
+        step = plan()
+        calls.append(step)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return step
+
+    eng.scheduler._plan_chunks = interrupted_once
+    bound_steps(eng)
+    ids = [eng.submit(p) for p in prompts]
+    with pytest.raises(KeyboardInterrupt):
+        eng.run()
+    eng.run()
+    assert sorted(eng.results) == sorted(ids) and not eng.failures
+    for rid, tokens in zip(ids, prompts):
+        assert_matches_reference(eng.results[rid], tokens)

@@ -217,12 +217,15 @@ class Engine:
     def run(self, on_result: Callable[[PrefillResult], None] | None = None) -> list[PrefillResult]:
         """Serve every queued request; returns the results in completion order."""
         self._check_open()
+        for request in self.scheduler.running:  # chunks a stopped run handed out but did not begin: again
+            if request.in_flight is not None:
+                self.scheduler.give_back(request, request.in_flight)
         done: list[PrefillResult] = []
         while self.scheduler.has_work:
             t_plan = time.perf_counter()
             step = self._next_step()
             plan_s = time.perf_counter() - t_plan
-            for index, (request, chunk) in enumerate(step):
+            for request, chunk in step:
                 try:
                     result = self._serve(request, chunk, plan_s / len(step))
                     if result is not None:
@@ -230,7 +233,7 @@ class Engine:
                         if on_result:
                             on_result(result)
                 except BaseException:  # an interrupt (Ctrl-C) or an error from on_result: the step stops here
-                    self._step_stopped(step[index:])
+                    self._broken_into(request, chunk)
                     raise
         return done
 
@@ -245,21 +248,15 @@ class Engine:
             return None
         return self._finish(run) if finished else None
 
-    def _step_stopped(self, rest: list[tuple[ScheduledRequest, Chunk]]) -> None:
-        """The step stopped at rest[0] (an interrupt or an on_result error came through). That chunk, if it is
-        still in flight, may have run part way, and its request's state with it: the request fails. The chunks
-        after it were not started: the scheduler hands them out again, so the next run() goes on with them."""
-        for position, (request, chunk) in enumerate(rest):
-            live = self.scheduler.get(request.request_id)
-            if live is not request or request.in_flight != chunk:
-                continue  # done with this chunk (or failed) before the step stopped
-            if position == 0:
-                self._fail(request, EngineError(
-                    f"request {request.request_id} was interrupted while its chunk [{chunk.start}, {chunk.end}) "
-                    "ran: its model state may be part way through that chunk, so it cannot go on; submit the prompt "
-                    "again (the prefix cache keeps what its earlier chunks published)"))
-            else:
-                self.scheduler.give_back(request, chunk)
+    def _broken_into(self, request: ScheduledRequest, chunk: Chunk) -> None:
+        """The step stopped at this chunk (an interrupt or an on_result error came through). If it is still in
+        flight it may have run part way, and its request's state with it: the request fails. (The step's chunks
+        after it were not begun: the next run() hands them out again.)"""
+        if self.scheduler.get(request.request_id) is request and request.in_flight == chunk:
+            self._fail(request, EngineError(
+                f"request {request.request_id} was interrupted while its chunk [{chunk.start}, {chunk.end}) ran: its "
+                "model state may be part way through that chunk, so it cannot go on; submit the prompt again (the "
+                "prefix cache keeps what its earlier chunks published)"))
 
     # ------------------------------------------------------------------ internals
     def _next_step(self) -> list[tuple[ScheduledRequest, Chunk]]:
