@@ -71,6 +71,11 @@ class Chunk:
     checkpoints: tuple[int, ...]  # ascending positions in (start, end] whose GDN state goes to the prefix cache
     is_last: bool  # ends the prompt: the engine produces the last token's logits
 
+    @classmethod
+    def spanning(cls, request_id: str, start: int, end: int, checkpoints: Sequence[int], num_tokens: int) -> "Chunk":
+        """Tokens [start, end) of a prompt of num_tokens, carrying the prompt's checkpoint positions inside them."""
+        return cls(request_id, start, end, tuple(p for p in checkpoints if start < p <= end), end == num_tokens)
+
     @property
     def num_tokens(self) -> int:
         return self.end - self.start
@@ -101,8 +106,7 @@ def lone_request_chunks(num_tokens: int, hit_tokens: int, checkpoints: Sequence[
         if end is None:
             raise ValueError(f"no whole GDN chunk of {chunk_alignment} tokens fits {max_chunk_tokens}-token chunks "
                              f"and a step budget of {token_budget_per_step}")
-        chunks.append(Chunk(request_id, start, end, tuple(p for p in checkpoints if start < p <= end),
-                            end == num_tokens))
+        chunks.append(Chunk.spanning(request_id, start, end, checkpoints, num_tokens))
         start = end
     return chunks
 
@@ -299,12 +303,11 @@ class ChunkScheduler:
         request = self._live(request)
         start, chunks = request.scheduled_upto, list(chunks)
         for chunk in chunks:
-            checkpoints = tuple(p for p in request.checkpoints if chunk.start < p <= chunk.end)
-            if (chunk.request_id != request.request_id or chunk.start != start or chunk.end > request.num_tokens
-                    or chunk.checkpoints != checkpoints or chunk.is_last != (chunk.end == request.num_tokens)):
+            expected = Chunk.spanning(request.request_id, start, chunk.end, request.checkpoints, request.num_tokens)
+            if chunk != expected or chunk.end > request.num_tokens:
                 raise ValueError(f"request {request.request_id!r}: cannot promise chunk [{chunk.start}, {chunk.end}) "
                                  f"with checkpoints {list(chunk.checkpoints)}: the next chunk starts at {start} and "
-                                 f"carries the request's checkpoints in it ({list(checkpoints)})")
+                                 f"carries the request's checkpoints in it ({list(expected.checkpoints)})")
             start = chunk.end
         kept = request.promised
         if chunks[:len(kept)] != kept[:len(chunks)]:
@@ -435,14 +438,8 @@ class ChunkScheduler:
                 end = self._chunk_end(request, budget)
                 if end is None:
                     continue
-                start = request.scheduled_upto
-                chunk = Chunk(
-                    request.request_id,
-                    start,
-                    end,
-                    checkpoints=tuple(p for p in request.checkpoints if start < p <= end),
-                    is_last=end == request.num_tokens,
-                )
+                chunk = Chunk.spanning(request.request_id, request.scheduled_upto, end, request.checkpoints,
+                                       request.num_tokens)
             request.in_flight = chunk
             request.scheduled_upto = chunk.end
             budget -= chunk.num_tokens

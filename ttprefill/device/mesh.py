@@ -64,7 +64,7 @@ from .mesh_placement import (
     shard_placements,
     split,
 )
-from .mesh_timing import LINE, NO_FABRIC, RING, TOPOLOGIES, collective_time
+from .mesh_timing import LINE, MESH_TOPOLOGIES, NO_FABRIC, RING, TOPOLOGIES, collective_time
 from .program import GRID_X, GRID_Y, CoreCoord, DataFormat, Program
 from .sim_device import DEFAULT_COST_SETTING, SimDevice
 from .tensor import DeviceTensor
@@ -142,8 +142,8 @@ class SimMesh:
         shape = tuple(int(s) for s in mesh_shape)
         if len(shape) != 2 or any(s < 1 for s in shape):
             raise ValueError(f"mesh_shape must be two positive ints (rows, cols), got {mesh_shape!r}")
-        if topology not in (*TOPOLOGIES, NO_FABRIC):
-            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join((*TOPOLOGIES, NO_FABRIC))} "
+        if topology not in MESH_TOPOLOGIES:
+            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(MESH_TOPOLOGIES)} "
                              f"(ttnn's FABRIC_1D is a line, FABRIC_1D_RING a ring; {NO_FABRIC!r}: no fabric, no "
                              "collectives)")
         if links < 1:

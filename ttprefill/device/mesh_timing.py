@@ -89,6 +89,7 @@ TOPOLOGIES = (LINE, RING)
 # through the host), so a card's mesh sets no ttnn fabric configuration (the Ethernet links then carry only the
 # host's traffic to a chip off PCIe, as an n300's second chip: pipeline_timing.py).
 NO_FABRIC = "none"
+MESH_TOPOLOGIES = (*TOPOLOGIES, NO_FABRIC)  # what a mesh opens with
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
 
 

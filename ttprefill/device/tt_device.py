@@ -37,7 +37,7 @@ from .mesh_placement import (
     split,
 )
 from .tensor import DeviceTensor
-from .mesh_timing import LINE, NO_FABRIC, RING
+from .mesh_timing import LINE, MESH_TOPOLOGIES, NO_FABRIC, RING
 from .ttnn_env import import_ttnn
 
 # ttnn's fabric configuration for each collective topology (set before the mesh opens); NO_FABRIC sets none.
@@ -334,8 +334,8 @@ class TTDevice:
         wanted = mesh_shape[0] * mesh_shape[1]
         if available < wanted:
             raise TTDeviceUnavailable(f"a {mesh_shape[0]}x{mesh_shape[1]} mesh needs {wanted} chips; ttnn sees {available}")
-        if topology not in (*FABRIC_CONFIGS, NO_FABRIC):
-            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join((*FABRIC_CONFIGS, NO_FABRIC))}")
+        if topology not in MESH_TOPOLOGIES:
+            raise ValueError(f"unknown topology {topology!r}; choose one of {', '.join(MESH_TOPOLOGIES)}")
         # Collectives between chips run over ttnn's fabric, which is configured before the mesh opens.
         fabric = wanted > 1 and topology != NO_FABRIC
         if fabric:
